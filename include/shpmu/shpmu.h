@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/**
+ * @file shpmu.h
+ * @brief libshpmu: shared perf_event counters for monitoring agents.
+ *
+ * Identical counting requests (same normalized perf_event_attr, same target)
+ * are served by one kernel event. Callers get virtual handles, small
+ * non-negative ints like file descriptors, each of which reports only what
+ * happened while that handle was enabled.
+ *
+ * Every function returning int returns 0 (or a handle >= 0) on success and a
+ * negative errno on failure, which it also stores in errno. Functions
+ * returning a pointer return NULL and set errno. Destructors accept NULL.
+ * Every function may be called from any thread, except that shpmu_free()
+ * must not race with other calls on the same context.
+ */
+#ifndef SHPMU_SHPMU_H
+#define SHPMU_SHPMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef SHPMU_API
+#define SHPMU_API __attribute__((visibility("default")))
+#endif
+
+/** Opaque library context: owns every kernel fd and handle. */
+struct shpmu;
+
+/** Flags for shpmu_opts.flags. */
+enum shpmu_flags {
+	/** Every open gets its own kernel event (the no-sharing baseline). */
+	SHPMU_F_NO_SHARING = 1u << 0,
+};
+
+/** How cgroup targets are counted. */
+enum shpmu_cgroup_backend {
+	SHPMU_CGROUP_BACKEND_AUTO = 0, /**< the best that works here */
+	SHPMU_CGROUP_BACKEND_PERF = 1, /**< one cgroup event per cgroup per CPU */
+	SHPMU_CGROUP_BACKEND_BPF = 2,  /**< one event per CPU for all cgroups */
+};
+
+/** Levels passed to shpmu_opts.log. */
+enum shpmu_log_level {
+	SHPMU_LOG_ERROR = 0, /**< a call failed; the message says why */
+	SHPMU_LOG_WARN = 1,  /**< something degraded but the call went on */
+	SHPMU_LOG_INFO = 2,  /**< a decision worth knowing about */
+	SHPMU_LOG_DEBUG = 3, /**< per-call detail */
+};
+
+/**
+ * Options for shpmu_new(). Declare with SHPMU_OPTS() so that sz is set and
+ * the rest zeroed; fields added in later versions go at the end, and a
+ * caller built against an older header keeps working.
+ */
+struct shpmu_opts {
+	size_t sz; /**< sizeof(struct shpmu_opts), set by SHPMU_OPTS() */
+	unsigned int flags; /**< enum shpmu_flags */
+	/** cgroup mount to use; NULL: discover the cgroup2 (or v1
+	 *  perf_event) mount */
+	const char *cgroup_root;
+	enum shpmu_cgroup_backend cgroup_backend; /**< default AUTO */
+	/** Called with each log message (no trailing newline); NULL: quiet. */
+	void (*log)(int level, const char *msg, void *arg);
+	void *log_arg; /**< passed to log */
+};
+
+/** Declares a zeroed struct shpmu_opts named NAME with sz set. */
+#define SHPMU_OPTS(NAME, ...)                                                  \
+	struct shpmu_opts NAME = { .sz = sizeof(struct shpmu_opts),            \
+				   __VA_ARGS__ }
+
+/** What a handle counts. */
+enum shpmu_target_kind {
+	SHPMU_TARGET_TASK = 0,	 /**< one thread or process */
+	SHPMU_TARGET_CPU = 1,	 /**< everything on one CPU or on all CPUs */
+	SHPMU_TARGET_CGROUP = 2, /**< one cgroup (and its descendants) */
+};
+
+/** shpmu_target.cpu value meaning every online CPU. */
+#define SHPMU_ALL_CPUS (-1)
+
+/** The thing to count. Zero-initialize, then set what the kind uses. */
+struct shpmu_target {
+	enum shpmu_target_kind kind;
+	pid_t pid; /**< TASK: 0 = the calling thread, else a tid or pid */
+	/** TASK: -1 = any CPU, else only while on this CPU;
+	 *  CPU and CGROUP: a CPU or SHPMU_ALL_CPUS */
+	int cpu;
+	uint64_t cgroup_id;	 /**< CGROUP: the cgroup's id, or 0 */
+	const char *cgroup_path; /**< CGROUP: used when cgroup_id is 0 */
+};
+
+/** One handle's reading. */
+struct shpmu_count {
+	uint64_t value;	       /**< events counted in the handle's windows */
+	uint64_t time_enabled; /**< ns this handle was enabled */
+	uint64_t time_running; /**< ns of that the event was on the PMU */
+};
+
+/** Sharing statistics of a context. */
+struct shpmu_stats {
+	uint64_t handles;	/**< open virtual handles */
+	uint64_t kernel_events; /**< distinct kernel events behind them */
+	uint64_t kernel_fds;	/**< perf_event fds held */
+	uint64_t opens;		/**< successful opens since shpmu_new() */
+	uint64_t shared_opens;	/**< of those, served by an existing event */
+};
+
+/**
+ * @brief Creates a context.
+ * @param opts options, or NULL for defaults
+ * @return the context, or NULL with errno set: EINVAL for malformed opts
+ *         (sz too small, unknown flags or backend, non-zero bytes past the
+ *         fields this version knows), EOPNOTSUPP for a cgroup backend that
+ *         cannot work here, ENOMEM.
+ */
+SHPMU_API struct shpmu *shpmu_new(const struct shpmu_opts *opts);
+
+/**
+ * @brief Closes every handle and kernel event, then frees the context.
+ * @param pmu context, or NULL (nothing happens)
+ *
+ * No other call on @p pmu may run concurrently or follow.
+ */
+SHPMU_API void shpmu_free(struct shpmu *pmu);
+
+/**
+ * @brief Opens a counting handle, sharing a kernel event when one with the
+ *        same normalized attr and target is already open.
+ * @param pmu context
+ * @param attr the event; attr->disabled == 0 means the handle counts from
+ *        now, 1 means it counts nothing until shpmu_enable().
+ *        read_format and the sampling-only side-band bits are ignored.
+ * @param target what to count
+ * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target),
+ *         -E2BIG (attr bytes past what this version knows are non-zero),
+ *         -EOPNOTSUPP (sampling, sigtrap, or a cgroup target: not yet),
+ *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or
+ *         what perf_event_open(2) returned (-ENOENT: no such event here,
+ *         -EACCES: not allowed, see the log for what to change).
+ */
+SHPMU_API int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
+			 const struct shpmu_target *target);
+
+/**
+ * @brief Starts counting on a handle (a no-op if it already counts).
+ * @return 0, -EBADF for a handle that is not open, or the kernel's error
+ *         (the handle then stays disabled).
+ */
+SHPMU_API int shpmu_enable(struct shpmu *pmu, int h);
+
+/**
+ * @brief Stops counting on a handle, keeping what it counted (a no-op if it
+ *        is already disabled).
+ * @return 0, -EBADF for a handle that is not open, or the kernel's error
+ *         (the handle then stays enabled).
+ */
+SHPMU_API int shpmu_disable(struct shpmu *pmu, int h);
+
+/**
+ * @brief Zeroes a handle's count and times; other handles on the same
+ *        kernel event are untouched (the kernel event is never reset).
+ * @return 0, -EBADF, or the kernel's read error (nothing changed).
+ */
+SHPMU_API int shpmu_reset(struct shpmu *pmu, int h);
+
+/**
+ * @brief Closes a handle; the kernel event closes with its last handle.
+ * @return 0, or -EBADF for a handle that is not open (closed twice, stale,
+ *         made up).
+ */
+SHPMU_API int shpmu_close(struct shpmu *pmu, int h);
+
+/**
+ * @brief Reads a handle: its count and times summed over the CPUs it spans.
+ * @param out receives the reading
+ * @return 0, -EINVAL (out NULL), -EBADF, or the kernel's read error (-EIO
+ *         for a short read).
+ */
+SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
+
+/**
+ * @brief Reads one CPU's share of a handle.
+ * @param cpu a CPU the handle spans; for a handle on one fd (a task, or one
+ *        CPU), that CPU or -1
+ * @return 0, -EINVAL (out NULL), -EBADF, -ENOENT (the handle does not span
+ *         @p cpu), or the kernel's read error.
+ */
+SHPMU_API int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu,
+			     struct shpmu_count *out);
+
+/**
+ * @brief Scales a count for multiplexing: value * time_enabled /
+ *        time_running, computed without overflow.
+ * @return the scaled value; 0 when the event never ran; the value itself
+ *         when it ran all the time it was enabled. NULL gives 0.
+ */
+SHPMU_API uint64_t shpmu_scale(const struct shpmu_count *c);
+
+/**
+ * @brief Reads a consistent snapshot of the sharing statistics.
+ * @return 0 or -EINVAL (a NULL argument).
+ */
+SHPMU_API int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHPMU_SHPMU_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "context.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define SHPMU_F_ALL SHPMU_F_NO_SHARING
+
+/* The bytes of opts a caller built against a newer header may have set:
+ * they must be zero, or the caller asks for something we do not know. */
+static bool opts_tail_is_zero(const struct shpmu_opts *opts)
+{
+	const unsigned char *p = (const unsigned char *)opts;
+
+	for (size_t i = sizeof(*opts); i < opts->sz; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Copies what the caller's (possibly older, smaller) opts holds. */
+static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!in)
+		return 0;
+	if (in->sz < offsetof(struct shpmu_opts, flags) + sizeof(in->flags))
+		return -EINVAL;
+	if (!opts_tail_is_zero(in))
+		return -EINVAL;
+	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
+	return 0;
+}
+
+static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
+{
+	int err;
+
+	pmu->sys = &shpmu_sys_kernel;
+	pmu->flags = o->flags;
+	pmu->cgroup_backend = o->cgroup_backend;
+	pmu->log = o->log;
+	pmu->log_arg = o->log_arg;
+	if (o->cgroup_root) {
+		pmu->cgroup_root = strdup(o->cgroup_root);
+		if (!pmu->cgroup_root)
+			return -ENOMEM;
+	}
+	err = -pthread_mutex_init(&pmu->lock, NULL);
+	if (err)
+		goto free_root;
+	err = registry_init(&pmu->registry);
+	if (err)
+		goto destroy_lock;
+	err = handles_init(&pmu->handles);
+	if (err)
+		goto fini_registry;
+	return 0;
+
+fini_registry:
+	registry_fini(&pmu->registry);
+destroy_lock:
+	pthread_mutex_destroy(&pmu->lock);
+free_root:
+	free(pmu->cgroup_root);
+	return err;
+}
+
+struct shpmu *shpmu_new(const struct shpmu_opts *opts)
+{
+	struct shpmu_opts o;
+	struct shpmu *pmu;
+	int err;
+
+	/* Until the context exists, log through the caller's callback. */
+	struct shpmu early = { .log = opts && opts->sz >= sizeof(o) ? opts->log
+								    : NULL,
+			       .log_arg = opts && opts->sz >= sizeof(o)
+						  ? opts->log_arg
+						  : NULL };
+
+	if (opts_copy(opts, &o)) {
+		pr_err(&early, "shpmu_new: opts->sz %zu is not a size this "
+			       "version understands, or fields past %zu bytes "
+			       "are set",
+		       opts->sz, sizeof(o));
+		return shpmu_err_ptr(-EINVAL);
+	}
+	early.log = o.log;
+	early.log_arg = o.log_arg;
+	if (o.flags & ~SHPMU_F_ALL) {
+		pr_err(&early, "shpmu_new: unknown flags %#x",
+		       o.flags & ~SHPMU_F_ALL);
+		return shpmu_err_ptr(-EINVAL);
+	}
+	switch (o.cgroup_backend) {
+	case SHPMU_CGROUP_BACKEND_AUTO:
+	case SHPMU_CGROUP_BACKEND_PERF:
+		break;
+	case SHPMU_CGROUP_BACKEND_BPF:
+		pr_err(&early, "shpmu_new: the BPF cgroup backend is not in "
+			       "this version; use SHPMU_CGROUP_BACKEND_AUTO");
+		return shpmu_err_ptr(-EOPNOTSUPP);
+	default:
+		pr_err(&early, "shpmu_new: unknown cgroup backend %d",
+		       (int)o.cgroup_backend);
+		return shpmu_err_ptr(-EINVAL);
+	}
+
+	pmu = calloc(1, sizeof(*pmu));
+	if (!pmu)
+		return shpmu_err_ptr(-ENOMEM);
+	err = context_init(pmu, &o);
+	if (err) {
+		free(pmu);
+		return shpmu_err_ptr(err);
+	}
+	return pmu;
+}
+
+void shpmu_free(struct shpmu *pmu)
+{
+	int saved = errno;
+
+	if (!pmu)
+		return;
+	pthread_mutex_lock(&pmu->lock);
+	for (uint32_t i = 0; i < pmu->handles.nslots; i++) {
+		struct handle *slot = handles_slot(&pmu->handles, i);
+		int h;
+
+		if (!slot->ev)
+			continue;
+		h = handle_of(slot, i);
+		slot = handle_lock(&pmu->handles, h);
+		context_close_handle(pmu, slot, h);
+	}
+	pthread_mutex_unlock(&pmu->lock);
+	handles_fini(&pmu->handles);
+	registry_fini(&pmu->registry);
+	pthread_mutex_destroy(&pmu->lock);
+	free(pmu->cgroup_root);
+	free(pmu);
+	errno = saved;
+}
+
+int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)
+{
+	if (!pmu || !out) {
+		pr_err(pmu, "shpmu_get_stats: out is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	pthread_mutex_lock(&pmu->lock);
+	*out = pmu->stats;
+	pthread_mutex_unlock(&pmu->lock);
+	return 0;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* CPU lists: the kernel's "0-3,8,10-11" format, and the online set. */
+#ifndef SHPMU_CPUS_H
+#define SHPMU_CPUS_H
+
+struct shpmu;
+
+/* Parses a CPU list into a sorted array of at most max CPUs. Returns the
+ * number of CPUs, -EINVAL for malformed text, -E2BIG when it holds more. */
+int cpus_parse(const char *text, int *cpus, int max);
+
+/* Reads /sys/devices/system/cpu/online into a malloc'd array. Returns the
+ * number of CPUs or -errno. */
+int cpus_online(struct shpmu *pmu, int **cpus);
+
+#endif

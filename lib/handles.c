@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "handles.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static uint32_t handle_index(int h)
+{
+	return (uint32_t)h & ((1u << HANDLE_INDEX_BITS) - 1);
+}
+
+static uint32_t handle_gen(int h)
+{
+	return (uint32_t)h >> HANDLE_INDEX_BITS;
+}
+
+static pthread_mutex_t *stripe_of(struct handle_table *t, uint32_t index)
+{
+	return &t->stripes[index % HANDLE_STRIPES];
+}
+
+int handle_of(const struct handle *slot, uint32_t index)
+{
+	return (int)((slot->gen << HANDLE_INDEX_BITS) | index);
+}
+
+int handles_init(struct handle_table *t)
+{
+	int i, err;
+
+	for (i = 0; i < HANDLE_STRIPES; i++) {
+		err = pthread_mutex_init(&t->stripes[i], NULL);
+		if (err)
+			goto fail;
+	}
+	for (uint32_t c = 0; c < HANDLE_MAX_CHUNKS; c++)
+		atomic_init(&t->chunks[c], NULL);
+	t->nslots = 0;
+	t->free_head = t->free_tail = HANDLE_NONE;
+	return 0;
+fail:
+	while (i--)
+		pthread_mutex_destroy(&t->stripes[i]);
+	return -err;
+}
+
+void handles_fini(struct handle_table *t)
+{
+	for (uint32_t c = 0; c < HANDLE_MAX_CHUNKS; c++)
+		free(atomic_load_explicit(&t->chunks[c], memory_order_relaxed));
+	for (int i = 0; i < HANDLE_STRIPES; i++)
+		pthread_mutex_destroy(&t->stripes[i]);
+}
+
+struct handle *handles_slot(struct handle_table *t, uint32_t index)
+{
+	struct handle *chunk;
+
+	if (index >= (1u << HANDLE_INDEX_BITS))
+		return NULL;
+	/* Pairs with the release store that publishes a new chunk. */
+	chunk = atomic_load_explicit(&t->chunks[index >> HANDLE_CHUNK_BITS],
+				     memory_order_acquire);
+	return chunk ? &chunk[index & (HANDLE_CHUNK_SLOTS - 1)] : NULL;
+}
+
+static void push_free(struct handle_table *t, uint32_t index)
+{
+	handles_slot(t, index)->next_free = HANDLE_NONE;
+	if (t->free_tail == HANDLE_NONE)
+		t->free_head = index;
+	else
+		handles_slot(t, t->free_tail)->next_free = index;
+	t->free_tail = index;
+}
+
+static int add_chunk(struct handle_table *t)
+{
+	uint32_t c = t->nslots >> HANDLE_CHUNK_BITS;
+	struct handle *chunk;
+
+	if (c >= HANDLE_MAX_CHUNKS)
+		return -ENOSPC;
+	chunk = calloc(HANDLE_CHUNK_SLOTS, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	atomic_store_explicit(&t->chunks[c], chunk, memory_order_release);
+	for (uint32_t i = 0; i < HANDLE_CHUNK_SLOTS; i++)
+		push_free(t, t->nslots + i);
+	t->nslots += HANDLE_CHUNK_SLOTS;
+	return 0;
+}
+
+int handles_alloc(struct handle_table *t)
+{
+	uint32_t index;
+	int err;
+
+	if (t->free_head == HANDLE_NONE) {
+		err = add_chunk(t);
+		if (err)
+			return err;
+	}
+	index = t->free_head;
+	t->free_head = handles_slot(t, index)->next_free;
+	if (t->free_head == HANDLE_NONE)
+		t->free_tail = HANDLE_NONE;
+	return (int)index;
+}
+
+void handles_unalloc(struct handle_table *t, uint32_t index)
+{
+	push_free(t, index);
+}
+
+int handles_publish(struct handle_table *t, uint32_t index, struct kevent *ev,
+		    uint64_t *state, bool enabled)
+{
+	struct handle *slot = handles_slot(t, index);
+	int h;
+
+	pthread_mutex_lock(stripe_of(t, index));
+	slot->state = state;
+	slot->enabled = enabled;
+	slot->ev = ev;
+	h = handle_of(slot, index);
+	pthread_mutex_unlock(stripe_of(t, index));
+	return h;
+}
+
+void handles_release(struct handle_table *t, int h)
+{
+	uint32_t index = handle_index(h);
+	struct handle *slot = handles_slot(t, index);
+
+	free(slot->state);
+	slot->state = NULL;
+	slot->ev = NULL;
+	slot->enabled = false;
+	slot->gen = (slot->gen + 1) & HANDLE_GEN_MASK;
+	push_free(t, index);
+}
+
+struct handle *handle_lock(struct handle_table *t, int h)
+{
+	struct handle *slot;
+	uint32_t index;
+
+	if (h < 0)
+		return NULL;
+	index = handle_index(h);
+	slot = handles_slot(t, index);
+	if (!slot)
+		return NULL;
+	pthread_mutex_lock(stripe_of(t, index));
+	if (!slot->ev || slot->gen != handle_gen(h)) {
+		pthread_mutex_unlock(stripe_of(t, index));
+		return NULL;
+	}
+	return slot;
+}
+
+void handle_unlock(struct handle_table *t, int h)
+{
+	pthread_mutex_unlock(stripe_of(t, handle_index(h)));
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The handle table. A handle is (generation << HANDLE_INDEX_BITS) | index,
+ * always a non-negative int; a slot's generation moves on when it is freed,
+ * so a stale handle no longer matches. Slots live in fixed chunks that are
+ * never moved or freed before the context is, so a reader can find its slot
+ * without the context lock. A slot's fields are guarded by one of a set of
+ * stripe locks, so that reads of different handles rarely contend.
+ */
+#ifndef SHPMU_HANDLES_H
+#define SHPMU_HANDLES_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HANDLE_INDEX_BITS 20
+#define HANDLE_GEN_MASK 0x7ffu /* 11 bits: the handle stays positive */
+#define HANDLE_CHUNK_BITS 10
+#define HANDLE_CHUNK_SLOTS (1u << HANDLE_CHUNK_BITS)
+#define HANDLE_MAX_CHUNKS (1u << (HANDLE_INDEX_BITS - HANDLE_CHUNK_BITS))
+#define HANDLE_STRIPES 64
+#define HANDLE_NONE UINT32_MAX
+
+struct kevent;
+
+struct handle {
+	struct kevent *ev; /* NULL while the slot is free */
+	/* dup_count state: base then acc, nfds * nvals values each */
+	uint64_t *state;
+	uint32_t gen;
+	uint32_t next_free; /* free-list link while free */
+	bool enabled;
+};
+
+struct handle_table {
+	struct handle *_Atomic chunks[HANDLE_MAX_CHUNKS];
+	/* The free list and nslots are under the context lock. Freed slots
+	 * go to the tail so that a slot's generation turns over slowly. */
+	uint32_t nslots;
+	uint32_t free_head, free_tail;
+	pthread_mutex_t stripes[HANDLE_STRIPES];
+};
+
+int handles_init(struct handle_table *t);
+/* Frees the chunks; live slots' state must be gone already. */
+void handles_fini(struct handle_table *t);
+
+/* Takes a free slot (context lock held). Returns its index or -ENOSPC or
+ * -ENOMEM. The slot stays invisible until handles_publish(). */
+int handles_alloc(struct handle_table *t);
+/* Gives back a slot taken by handles_alloc() but never published. */
+void handles_unalloc(struct handle_table *t, uint32_t index);
+/* Makes an allocated, filled-in slot findable; returns its handle. */
+int handles_publish(struct handle_table *t, uint32_t index, struct kevent *ev,
+		    uint64_t *state, bool enabled);
+/* Frees a locked, live slot (context lock held too); the stripe stays
+ * locked for the caller to release. */
+void handles_release(struct handle_table *t, int h);
+
+/* Finds a live handle and locks its stripe, or returns NULL: -EBADF. */
+struct handle *handle_lock(struct handle_table *t, int h);
+void handle_unlock(struct handle_table *t, int h);
+
+/* The slot at index, or NULL; for walks under the context lock. */
+struct handle *handles_slot(struct handle_table *t, uint32_t index);
+int handle_of(const struct handle *slot, uint32_t index);
+
+#endif

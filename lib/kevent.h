@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A shared kernel event: the perf_event fds (one per CPU it spans) behind
+ * every handle with the same sharing key. It is enabled in the kernel while
+ * at least one handle on it is enabled, and it is never reset: resetting
+ * would corrupt every other sharer's count.
+ */
+#ifndef SHPMU_KEVENT_H
+#define SHPMU_KEVENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "key.h"
+
+struct shpmu;
+
+/* Values per fd in a reading: time_enabled, time_running, then counts. */
+#define KVAL_ENABLED 0
+#define KVAL_RUNNING 1
+#define KVAL_COUNT 2
+
+struct kevent {
+	struct kevent *next; /* registry chain; under the context lock */
+	uint64_t hash;
+	uint32_t refs;	     /* handles on it; under the context lock */
+	bool registered;     /* findable by other opens */
+	pthread_mutex_t lock; /* enabled and the kernel's enable state */
+	uint32_t enabled;     /* handles enabled on it */
+	uint32_t nfds;	      /* one per CPU it spans */
+	uint32_t nvals;	      /* values per fd reading, KVAL_* */
+	int *cpus;	      /* the CPU of each fd; -1: any */
+	int *fds;
+	struct share_key key; /* last: it ends in a flexible array */
+};
+
+/* Opens the kernel event(s) for key, disabled. Returns 0 or -errno (logged
+ * with what to do about it); nothing is left open on failure. */
+int kevent_open(struct shpmu *pmu, const struct share_key *key,
+		struct kevent **out);
+
+/* Closes every fd and frees ev. */
+void kevent_close(struct shpmu *pmu, struct kevent *ev);
+
+/* Enables or disables every fd; on failure the ones already switched are
+ * switched back. Caller holds ev->lock. */
+int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on);
+
+/* Reads fd i into vals[0 .. nvals). Returns 0, -EIO (short read) or -errno. */
+int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
+		uint64_t *vals);
+
+/* Index of the fd on cpu, or -1. For a one-fd event, -1 names that fd. */
+int kevent_fd_index(const struct kevent *ev, int cpu);
+
+#endif

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "key.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Where config3 lives in PERF_ATTR_SIZE_VER8 layouts. */
+#define ATTR_CONFIG3_OFFSET 128
+
+/* The key bits and the attr bitfields they come from. */
+#define KEY_BITS(X)                                                            \
+	X(KEY_INHERIT, inherit)                                                \
+	X(KEY_PINNED, pinned)                                                  \
+	X(KEY_EXCLUSIVE, exclusive)                                            \
+	X(KEY_EXCLUDE_USER, exclude_user)                                      \
+	X(KEY_EXCLUDE_KERNEL, exclude_kernel)                                  \
+	X(KEY_EXCLUDE_HV, exclude_hv)                                          \
+	X(KEY_EXCLUDE_IDLE, exclude_idle)                                      \
+	X(KEY_ENABLE_ON_EXEC, enable_on_exec)                                  \
+	X(KEY_INHERIT_STAT, inherit_stat)                                      \
+	X(KEY_EXCLUDE_HOST, exclude_host)                                      \
+	X(KEY_EXCLUDE_GUEST, exclude_guest)                                    \
+	X(KEY_INHERIT_THREAD, inherit_thread)                                  \
+	X(KEY_REMOVE_ON_EXEC, remove_on_exec)
+
+static bool tail_is_zero(const unsigned char *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
+		  bool *disabled, const char **why)
+{
+	unsigned char raw[SHPMU_ATTR_SIZE_KNOWN] = { 0 };
+	struct perf_event_attr a;
+	size_t size = attr->size;
+
+	/* The kernel's own reading of size: 0 means the first ABI. */
+	if (size == 0)
+		size = PERF_ATTR_SIZE_VER0;
+	if (size < PERF_ATTR_SIZE_VER0) {
+		*why = "attr->size is smaller than PERF_ATTR_SIZE_VER0";
+		return -EINVAL;
+	}
+	if (size > SHPMU_ATTR_SIZE_KNOWN &&
+	    !tail_is_zero((const unsigned char *)attr, SHPMU_ATTR_SIZE_KNOWN,
+			  size)) {
+		*why = "attr has non-zero fields this libshpmu does not know";
+		return -E2BIG;
+	}
+	memcpy(raw, attr,
+	       size < SHPMU_ATTR_SIZE_KNOWN ? size : SHPMU_ATTR_SIZE_KNOWN);
+	memcpy(&a, raw, sizeof(a));
+
+	if (a.sample_period || a.freq) {
+		*why = "sampling (sample_period/sample_freq) is not supported: "
+		       "libshpmu counts";
+		return -EOPNOTSUPP;
+	}
+	if (a.sigtrap) {
+		*why = "sigtrap needs sampling, which libshpmu does not do";
+		return -EOPNOTSUPP;
+	}
+
+	memset(key, 0, sizeof(*key));
+	key->type = a.type;
+	key->config = a.config;
+	key->config1 = a.config1;
+	key->config2 = a.config2;
+	memcpy(&key->config3, raw + ATTR_CONFIG3_OFFSET, sizeof(key->config3));
+	key->bp_type = a.bp_type;
+	key->precise_ip = a.precise_ip;
+#define X(bit, field)                                                          \
+	if (a.field)                                                           \
+		key->bits |= bit;
+	KEY_BITS(X)
+#undef X
+	*disabled = a.disabled;
+	return 0;
+}
+
+void key_to_attr(const struct event_key *key, uint64_t read_format,
+		 void *buf)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = key->config3 ? SHPMU_ATTR_SIZE_KNOWN : sizeof(a);
+	a.type = key->type;
+	a.config = key->config;
+	a.config1 = key->config1;
+	a.config2 = key->config2;
+	a.bp_type = key->bp_type;
+	a.precise_ip = key->precise_ip;
+	a.read_format = read_format;
+	a.disabled = 1;
+#define X(bit, field) a.field = !!(key->bits & bit);
+	KEY_BITS(X)
+#undef X
+	memset(buf, 0, SHPMU_ATTR_SIZE_KNOWN);
+	memcpy(buf, &a, sizeof(a));
+	memcpy((unsigned char *)buf + ATTR_CONFIG3_OFFSET, &key->config3,
+	       sizeof(key->config3));
+}
+
+int target_to_key(const struct shpmu_target *target, struct target_key *key,
+		  const char **why)
+{
+	memset(key, 0, sizeof(*key));
+	key->kind = target->kind;
+	switch (target->kind) {
+	case SHPMU_TARGET_TASK:
+		if (target->pid < 0) {
+			*why = "task target: pid must be 0 (this thread) or a "
+			       "tid/pid";
+			return -EINVAL;
+		}
+		if (target->cpu < -1) {
+			*why = "task target: cpu must be -1 (any) or a CPU";
+			return -EINVAL;
+		}
+		/* Two threads asking for "pid 0" mean two different tasks. */
+		key->pid = target->pid ? target->pid
+				       : (int32_t)syscall(SYS_gettid);
+		key->cpu = target->cpu;
+		return 0;
+	case SHPMU_TARGET_CPU:
+		if (target->cpu < SHPMU_ALL_CPUS) {
+			*why = "cpu target: cpu must be a CPU or SHPMU_ALL_CPUS";
+			return -EINVAL;
+		}
+		key->pid = -1;
+		key->cpu = target->cpu;
+		return 0;
+	case SHPMU_TARGET_CGROUP:
+		*why = "cgroup targets are not supported by this version";
+		return -EOPNOTSUPP;
+	}
+	*why = "unknown target kind";
+	return -EINVAL;
+}
+
+/* FNV-1a: keys are small and fixed-layout; this is enough to spread them. */
+uint64_t share_key_hash(const struct share_key *key)
+{
+	const unsigned char *p = (const unsigned char *)key;
+	size_t len = share_key_size(key->nevents);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+bool share_key_equal(const struct share_key *a, const struct share_key *b)
+{
+	return a->nevents == b->nevents &&
+	       memcmp(a, b, share_key_size(a->nevents)) == 0;
+}

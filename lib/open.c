@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Opening and closing handles: the sharing decision lives here. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "kevent.h"
+#include "log.h"
+#include "window.h"
+
+/* A key with room for one event, without a malloc on the open path. */
+union single_key {
+	struct share_key key;
+	unsigned char bytes[sizeof(struct share_key) + sizeof(struct event_key)];
+};
+
+/* Starts a new handle's first window (its stripe is not needed: nobody can
+ * see the handle yet). */
+static int start_enabled(struct shpmu *pmu, struct handle *slot)
+{
+	struct kevent *ev = slot->ev;
+	int err;
+
+	pthread_mutex_lock(&ev->lock);
+	err = window_start(pmu, slot);
+	if (!err && ev->enabled == 0)
+		err = kevent_switch(pmu, ev, true);
+	if (!err)
+		ev->enabled++;
+	pthread_mutex_unlock(&ev->lock);
+	return err;
+}
+
+/* The kernel enables an enable_on_exec event itself at exec: the handle's
+ * window is open from the start, and no ioctl may pre-empt the exec. */
+static void start_on_exec(struct kevent *ev)
+{
+	pthread_mutex_lock(&ev->lock);
+	ev->enabled++;
+	pthread_mutex_unlock(&ev->lock);
+}
+
+static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
+{
+	struct handle tmp = { .ev = ev };
+	int index, err;
+
+	index = handles_alloc(&pmu->handles);
+	if (index < 0) {
+		pr_err(pmu, "shpmu_open: %s",
+		       index == -ENOSPC ? "the handle table is full"
+					: "out of memory");
+		return index;
+	}
+	tmp.state = window_alloc(ev);
+	if (!tmp.state) {
+		err = -ENOMEM;
+		goto unalloc;
+	}
+	if (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC) {
+		start_on_exec(ev);
+		tmp.enabled = true;
+	} else if (!disabled) {
+		err = start_enabled(pmu, &tmp);
+		if (err)
+			goto free_state;
+		tmp.enabled = true;
+	}
+	ev->refs++;
+	return handles_publish(&pmu->handles, (uint32_t)index, ev, tmp.state,
+			       tmp.enabled);
+
+free_state:
+	free(tmp.state);
+unalloc:
+	handles_unalloc(&pmu->handles, (uint32_t)index);
+	return err;
+}
+
+/* Opens a handle on the kernel event for key, creating the event unless
+ * one can be shared. Called with every argument checked. */
+static int open_shared(struct shpmu *pmu, const struct share_key *key,
+		       bool disabled)
+{
+	bool sharing = !(pmu->flags & SHPMU_F_NO_SHARING);
+	uint64_t hash = share_key_hash(key);
+	struct kevent *ev = NULL;
+	bool created = false;
+	int h;
+
+	pthread_mutex_lock(&pmu->lock);
+	if (sharing)
+		ev = registry_find(&pmu->registry, key, hash);
+	if (!ev) {
+		h = kevent_open(pmu, key, &ev);
+		if (h < 0)
+			goto unlock;
+		ev->hash = hash;
+		created = true;
+	}
+	h = open_handle(pmu, ev, disabled);
+	if (h < 0) {
+		if (created)
+			kevent_close(pmu, ev);
+		goto unlock;
+	}
+	if (created) {
+		if (sharing)
+			registry_insert(&pmu->registry, ev);
+		pmu->stats.kernel_events++;
+		pmu->stats.kernel_fds += ev->nfds;
+	} else {
+		pmu->stats.shared_opens++;
+	}
+	pmu->stats.handles++;
+	pmu->stats.opens++;
+unlock:
+	pthread_mutex_unlock(&pmu->lock);
+	return h;
+}
+
+int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
+	       const struct shpmu_target *target)
+{
+	union single_key k;
+	const char *why;
+	bool disabled;
+	int err;
+
+	if (!pmu || !attr || !target) {
+		pr_err(pmu, "shpmu_open: %s is NULL",
+		       !attr ? "attr" : "target");
+		return shpmu_err(-EINVAL);
+	}
+	memset(&k, 0, sizeof(k));
+	err = key_from_attr(attr, &k.key.events[0], &disabled, &why);
+	if (!err)
+		err = target_to_key(target, &k.key.target, &why);
+	if (err) {
+		pr_err(pmu, "shpmu_open: %s", why);
+		return shpmu_err(err);
+	}
+	k.key.nevents = 1;
+	return shpmu_err(open_shared(pmu, &k.key, disabled));
+}
+
+void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
+{
+	struct kevent *ev = slot->ev;
+
+	if (slot->enabled) {
+		pthread_mutex_lock(&ev->lock);
+		/* Failing to stop a counter nobody reads is harmless. */
+		if (--ev->enabled == 0 && ev->refs > 1)
+			kevent_switch(pmu, ev, false);
+		pthread_mutex_unlock(&ev->lock);
+	}
+	handles_release(&pmu->handles, h);
+	handle_unlock(&pmu->handles, h);
+
+	pmu->stats.handles--;
+	if (--ev->refs > 0)
+		return;
+	if (ev->registered)
+		registry_remove(&pmu->registry, ev);
+	pmu->stats.kernel_events--;
+	pmu->stats.kernel_fds -= ev->nfds;
+	kevent_close(pmu, ev);
+}
+
+int shpmu_close(struct shpmu *pmu, int h)
+{
+	struct handle *slot;
+
+	if (!pmu)
+		return shpmu_err(-EINVAL);
+	pthread_mutex_lock(&pmu->lock);
+	slot = handle_lock(&pmu->handles, h);
+	if (!slot) {
+		pthread_mutex_unlock(&pmu->lock);
+		pr_err(pmu, "shpmu_close: %d is not an open handle", h);
+		return shpmu_err(-EBADF);
+	}
+	context_close_handle(pmu, slot, h);
+	pthread_mutex_unlock(&pmu->lock);
+	return 0;
+}

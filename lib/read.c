@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Reading handles: sync, then report what the handle accumulated. */
+#include <errno.h>
+#include <string.h>
+
+#include "context.h"
+#include "kevent.h"
+#include "log.h"
+#include "window.h"
+
+static void add_fd(const struct handle *slot, uint32_t i,
+		   struct shpmu_count *out)
+{
+	const uint64_t *acc = window_acc(slot, i);
+
+	out->value += acc[KVAL_COUNT];
+	out->time_enabled += acc[KVAL_ENABLED];
+	out->time_running += acc[KVAL_RUNNING];
+}
+
+int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
+{
+	struct shpmu_count sum = { 0 };
+	struct handle *slot;
+	int err;
+
+	if (!pmu || !out) {
+		pr_err(pmu, "shpmu_read: out is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	slot = handle_lock(&pmu->handles, h);
+	if (!slot) {
+		pr_err(pmu, "shpmu_read: %d is not an open handle", h);
+		return shpmu_err(-EBADF);
+	}
+	err = window_sync(pmu, slot);
+	if (!err)
+		for (uint32_t i = 0; i < slot->ev->nfds; i++)
+			add_fd(slot, i, &sum);
+	handle_unlock(&pmu->handles, h);
+	if (!err)
+		*out = sum;
+	return shpmu_err(err);
+}
+
+int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
+{
+	struct shpmu_count one = { 0 };
+	struct handle *slot;
+	int i, err;
+
+	if (!pmu || !out) {
+		pr_err(pmu, "shpmu_read_cpu: out is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	slot = handle_lock(&pmu->handles, h);
+	if (!slot) {
+		pr_err(pmu, "shpmu_read_cpu: %d is not an open handle", h);
+		return shpmu_err(-EBADF);
+	}
+	i = kevent_fd_index(slot->ev, cpu);
+	if (i < 0) {
+		handle_unlock(&pmu->handles, h);
+		pr_err(pmu, "shpmu_read_cpu: handle %d does not count cpu %d",
+		       h, cpu);
+		return shpmu_err(-ENOENT);
+	}
+	err = window_sync_fd(pmu, slot, (uint32_t)i);
+	if (!err)
+		add_fd(slot, (uint32_t)i, &one);
+	handle_unlock(&pmu->handles, h);
+	if (!err)
+		*out = one;
+	return shpmu_err(err);
+}
+
+uint64_t shpmu_scale(const struct shpmu_count *c)
+{
+	unsigned __int128 v;
+
+	if (!c || !c->time_running)
+		return 0;
+	if (c->time_running >= c->time_enabled)
+		return c->value;
+	v = (unsigned __int128)c->value * c->time_enabled / c->time_running;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}

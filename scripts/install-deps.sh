@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs what libshpmu needs to build and test on Debian 12 (as root).
+set -eu
+packages="gcc meson ninja-build pkg-config binutils libcriterion-dev"
+missing=
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends $missing
+fi

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+char last_log[512];
+int log_count;
+
+void record_log(int level, const char *msg, void *arg)
+{
+	(void)level;
+	(void)arg;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+	log_count++;
+}
+
+struct perf_event_attr sw_attr(uint64_t config, bool disabled)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = config;
+	a.disabled = disabled;
+	return a;
+}
+
+static int count_fds_matching(const char *target)
+{
+	char path[300], link[256];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert(dir, "opendir /proc/self/fd");
+	while ((d = readdir(dir))) {
+		ssize_t len;
+
+		if (d->d_name[0] == '.')
+			continue;
+		if (!target) {
+			n++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = '\0';
+		if (strstr(link, target))
+			n++;
+	}
+	closedir(dir);
+	/* The directory stream's own fd is not ours to count. */
+	return target ? n : n - 1;
+}
+
+int count_perf_fds(void)
+{
+	return count_fds_matching("[perf_event]");
+}
+
+int nth_perf_fd(int n)
+{
+	char path[64], link[128];
+
+	for (int fd = 0; fd < 4096; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (strstr(link, "[perf_event]") && n-- == 0)
+			return fd;
+	}
+	return -1;
+}
+
+int count_fds(void)
+{
+	return count_fds_matching(NULL);
+}
+
+int online_cpus(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int raw_open(uint64_t config, pid_t pid, int cpu)
+{
+	struct perf_event_attr a = sw_attr(config, true);
+	int fd;
+
+	a.read_format =
+		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	cr_assert(fd >= 0, "raw perf_event_open: %s", strerror(errno));
+	return fd;
+}
+
+void raw_enable(int fd)
+{
+	cr_assert(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0);
+}
+
+void raw_disable(int fd)
+{
+	cr_assert(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0);
+}
+
+void raw_read(int fd, uint64_t v[3])
+{
+	cr_assert(read(fd, v, 3 * sizeof(uint64_t)) == 3 * sizeof(uint64_t));
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+uint64_t wall_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+void burn_cpu_ns(uint64_t ns)
+{
+	uint64_t end = thread_cpu_ns() + ns;
+	volatile uint64_t x = 0;
+
+	while (thread_cpu_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x += (uint64_t)i;
+}
+
+void sleep_switches(int n)
+{
+	struct timespec ts = { 0, 20000 };
+
+	for (int i = 0; i < n; i++)
+		nanosleep(&ts, NULL);
+}
+
+void touch_pages(int n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, (size_t)n * (size_t)page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(p != MAP_FAILED);
+	/* Small pages, so that each touch is exactly one fault. */
+	madvise(p, (size_t)n * (size_t)page, MADV_NOHUGEPAGE);
+	for (int i = 0; i < n; i++)
+		p[(size_t)i * (size_t)page] = 1;
+	munmap(p, (size_t)n * (size_t)page);
+}
+
+void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	cr_assert(sched_setaffinity(0, sizeof(set), &set) == 0,
+		  "pin to cpu %d: %s", cpu, strerror(errno));
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Shared by the tests: real work for counters to see, raw perf events to
+ * compare against, and fd accounting. */
+#ifndef SHPMU_TEST_HELPERS_H
+#define SHPMU_TEST_HELPERS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/types.h>
+
+#include <shpmu/shpmu.h>
+
+/* A software counting attr, enabled unless disabled is set. */
+struct perf_event_attr sw_attr(uint64_t config, bool disabled);
+
+static inline struct shpmu_target self_target(void)
+{
+	return (struct shpmu_target){ .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+}
+
+/* perf_event fds this process holds (Criterion holds other fds). */
+int count_perf_fds(void);
+/* The nth (from 0) perf_event fd in ascending order, or -1. */
+int nth_perf_fd(int n);
+/* All fds this process holds. */
+int count_fds(void);
+int online_cpus(void);
+
+/* Raw perf_event_open of a software event, disabled, reading both times. */
+int raw_open(uint64_t config, pid_t pid, int cpu);
+void raw_enable(int fd);
+void raw_disable(int fd);
+/* value, time_enabled, time_running */
+void raw_read(int fd, uint64_t v[3]);
+
+uint64_t thread_cpu_ns(void);
+uint64_t wall_ns(void);
+/* Burns this thread's CPU for ns of its own CPU time. */
+void burn_cpu_ns(uint64_t ns);
+/* Makes about n voluntary context switches (short sleeps). */
+void sleep_switches(int n);
+/* Touches n fresh pages: n minor page faults. */
+void touch_pages(int n);
+void pin_to_cpu(int cpu);
+
+/* Asserts |a - b| <= pct% of b. */
+#define expect_within_pct(a, b, pct, what)                                     \
+	cr_expect((double)(a) >= (double)(b) * (1 - (pct) / 100.0) &&          \
+			  (double)(a) <= (double)(b) * (1 + (pct) / 100.0),    \
+		  "%s: %llu is not within %d%% of %llu", what,                 \
+		  (unsigned long long)(a), (int)(pct), (unsigned long long)(b))
+
+/* A log callback that keeps the last message, for tests that check one. */
+extern char last_log[512];
+extern int log_count;
+void record_log(int level, const char *msg, void *arg);
+
+#endif

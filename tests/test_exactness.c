@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A handle and a private raw fd around the same work agree exactly, however
+ * the other sharers of its kernel event come and go. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+
+static struct shpmu *pmu;
+
+static void setup(void)
+{
+	pmu = shpmu_new(NULL);
+	cr_assert(pmu);
+}
+
+static void teardown(void)
+{
+	shpmu_free(pmu);
+}
+
+TestSuite(exactness, .init = setup, .fini = teardown);
+
+static int open_self(uint64_t config)
+{
+	struct perf_event_attr a = sw_attr(config, true);
+	struct shpmu_target t = self_target();
+	int h = shpmu_open(pmu, &a, &t);
+
+	cr_assert_geq(h, 0);
+	return h;
+}
+
+static void work(uint64_t config, int round)
+{
+	if (config == PERF_COUNT_SW_PAGE_FAULTS)
+		touch_pages(200 + round);
+	else
+		sleep_switches(20 + round);
+}
+
+/* Around the measured window, a second handle on the same kernel event is
+ * enabled, disabled, reset and re-opened: none of it may show. */
+static void check_exact(uint64_t config)
+{
+	int h = open_self(config);
+	int noisy = open_self(config);
+	int raw = raw_open(config, 0, -1);
+	struct shpmu_count c;
+	uint64_t v[3];
+
+	for (int round = 0; round < 5; round++) {
+		shpmu_enable(pmu, noisy);
+		work(config, round);
+		raw_enable(raw);
+		cr_assert_eq(shpmu_enable(pmu, h), 0);
+		work(config, round);
+		shpmu_disable(pmu, noisy);
+		work(config, round);
+		shpmu_reset(pmu, noisy);
+		shpmu_close(pmu, noisy);
+		noisy = open_self(config);
+		shpmu_enable(pmu, noisy);
+		work(config, round);
+		cr_assert_eq(shpmu_disable(pmu, h), 0);
+		raw_disable(raw);
+		work(config, round);
+	}
+	raw_read(raw, v);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_eq(c.value, v[0], "handle %llu, raw fd %llu",
+		     (unsigned long long)c.value, (unsigned long long)v[0]);
+	cr_expect_gt(c.value, 0);
+	close(raw);
+}
+
+Test(exactness, context_switches_match_a_private_fd)
+{
+	check_exact(PERF_COUNT_SW_CONTEXT_SWITCHES);
+}
+
+Test(exactness, page_faults_match_a_private_fd)
+{
+	check_exact(PERF_COUNT_SW_PAGE_FAULTS);
+}
+
+Test(exactness, the_kernel_event_is_never_reset)
+{
+	int a = open_self(PERF_COUNT_SW_PAGE_FAULTS);
+	int b = open_self(PERF_COUNT_SW_PAGE_FAULTS);
+	struct shpmu_count ca, cb;
+
+	shpmu_enable(pmu, a);
+	shpmu_enable(pmu, b);
+	touch_pages(300);
+	cr_assert_eq(shpmu_reset(pmu, a), 0);
+	touch_pages(100);
+	shpmu_read(pmu, a, &ca);
+	shpmu_read(pmu, b, &cb);
+	/* a sees the 100 after its reset, b all 400 (and whatever faults the
+	 * test itself took). Had the shared kernel event been reset, b would
+	 * have lost the first 300 too. */
+	cr_expect_geq(ca.value, 100);
+	cr_expect_geq(cb.value, 400);
+	cr_expect_leq(ca.value + 300, cb.value);
+}

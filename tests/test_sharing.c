@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Which requests share one kernel event, and which must not. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static struct shpmu *pmu;
+
+static void setup(void)
+{
+	pmu = shpmu_new(NULL);
+	cr_assert(pmu, "shpmu_new: %s", strerror(errno));
+}
+
+static void teardown(void)
+{
+	shpmu_free(pmu);
+	cr_expect_eq(count_perf_fds(), 0, "shpmu_free left perf fds open");
+}
+
+static struct shpmu_stats stats(struct shpmu *p)
+{
+	struct shpmu_stats st;
+
+	cr_assert_eq(shpmu_get_stats(p, &st), 0);
+	return st;
+}
+
+TestSuite(sharing, .init = setup, .fini = teardown);
+
+Test(sharing, hundred_opens_of_one_request_hold_one_fd)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+	int h[100];
+
+	for (int i = 0; i < 100; i++) {
+		h[i] = shpmu_open(pmu, &a, &t);
+		cr_assert_geq(h[i], 0, "open %d: %s", i, strerror(-h[i]));
+	}
+	cr_expect_eq(count_perf_fds(), 1);
+	struct shpmu_stats st = stats(pmu);
+	cr_expect_eq(st.handles, 100);
+	cr_expect_eq(st.kernel_events, 1);
+	cr_expect_eq(st.kernel_fds, 1);
+	cr_expect_eq(st.opens, 100);
+	cr_expect_eq(st.shared_opens, 99);
+
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(shpmu_close(pmu, h[i]), 0);
+	cr_expect_eq(count_perf_fds(), 0);
+	st = stats(pmu);
+	cr_expect_eq(st.handles, 0);
+	cr_expect_eq(st.kernel_events, 0);
+	cr_expect_eq(st.kernel_fds, 0);
+}
+
+Test(sharing, all_cpus_holds_one_fd_per_online_cpu)
+{
+	struct perf_event_attr a =
+		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU,
+				  .cpu = SHPMU_ALL_CPUS };
+
+	for (int i = 0; i < 10; i++)
+		cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_expect_eq(count_perf_fds(), online_cpus());
+	cr_expect_eq(stats(pmu).kernel_fds, (uint64_t)online_cpus());
+	cr_expect_eq(stats(pmu).kernel_events, 1);
+}
+
+Test(sharing, disabled_and_read_format_are_not_part_of_the_key)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct perf_event_attr b = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct perf_event_attr c = a;
+	struct shpmu_target t = self_target();
+
+	c.read_format = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &b, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &c, &t), 0);
+	cr_expect_eq(count_perf_fds(), 1);
+	cr_expect_eq(stats(pmu).shared_opens, 2);
+}
+
+Test(sharing, sampling_side_band_bits_are_not_part_of_the_key)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct perf_event_attr b = a;
+	struct shpmu_target t = self_target();
+
+	b.mmap = 1;
+	b.comm = 1;
+	b.sample_type = PERF_SAMPLE_IP;
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &b, &t), 0);
+	cr_expect_eq(count_perf_fds(), 1);
+}
+
+Test(sharing, differences_that_change_the_count_do_not_share)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct perf_event_attr k = a, other = a, inh = a;
+	struct shpmu_target t = self_target();
+	struct shpmu_target cpu0 = { .kind = SHPMU_TARGET_TASK, .cpu = 0 };
+
+	k.exclude_kernel = 1;
+	other.config = PERF_COUNT_SW_PAGE_FAULTS;
+	inh.inherit = 1;
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &k, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &other, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &inh, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &a, &cpu0), 0);
+	cr_expect_eq(count_perf_fds(), 5);
+	cr_expect_eq(stats(pmu).kernel_events, 5);
+	cr_expect_eq(stats(pmu).shared_opens, 0);
+}
+
+Test(sharing, no_sharing_flag_gives_every_open_its_own_event)
+{
+	SHPMU_OPTS(opts, .flags = SHPMU_F_NO_SHARING);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+	struct shpmu *raw = shpmu_new(&opts);
+
+	cr_assert(raw);
+	for (int i = 0; i < 10; i++)
+		cr_assert_geq(shpmu_open(raw, &a, &t), 0);
+	cr_expect_eq(count_perf_fds(), 10);
+	cr_expect_eq(stats(raw).kernel_fds, 10);
+	cr_expect_eq(stats(raw).shared_opens, 0);
+	shpmu_free(raw);
+	cr_expect_eq(count_perf_fds(), 0);
+}
+
+Test(sharing, this_thread_by_pid_0_and_by_tid_share)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t0 = self_target();
+	struct shpmu_target tid = { .kind = SHPMU_TARGET_TASK,
+				    .pid = (pid_t)syscall(SYS_gettid),
+				    .cpu = -1 };
+
+	cr_assert_geq(shpmu_open(pmu, &a, &t0), 0);
+	cr_assert_geq(shpmu_open(pmu, &a, &tid), 0);
+	cr_expect_eq(count_perf_fds(), 1);
+}
+
+static void *open_self_on_other_thread(void *arg)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+
+	*(int *)arg = shpmu_open(pmu, &a, &t);
+	return NULL;
+}
+
+Test(sharing, pid_0_on_two_threads_is_two_tasks)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+	pthread_t thr;
+	int other = -1;
+
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	pthread_create(&thr, NULL, open_self_on_other_thread, &other);
+	pthread_join(thr, NULL);
+	cr_assert_geq(other, 0);
+	cr_expect_eq(count_perf_fds(), 2);
+	cr_expect_eq(stats(pmu).kernel_events, 2);
+}
+
+Test(sharing, a_closed_event_is_opened_afresh)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+	int h = shpmu_open(pmu, &a, &t);
+
+	cr_assert_eq(shpmu_close(pmu, h), 0);
+	cr_expect_eq(count_perf_fds(), 0);
+	h = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h, 0);
+	cr_expect_eq(count_perf_fds(), 1);
+	cr_expect_eq(stats(pmu).shared_opens, 0);
+}
+
+Test(sharing, many_distinct_events_grow_the_registry)
+{
+	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS, true);
+
+	/* 300 distinct keys (config1 is ignored by software events but is
+	 * part of the key) opened twice: past the registry's first size,
+	 * every duplicate still finds its event. */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 300; i++) {
+			a.config1 = (uint64_t)i;
+			cr_assert_geq(shpmu_open(pmu, &a, &t), 0, "i=%d", i);
+		}
+	cr_expect_eq(stats(pmu).kernel_events, 300);
+	cr_expect_eq(stats(pmu).shared_opens, 300);
+	cr_expect_eq(count_perf_fds(), 300);
+}

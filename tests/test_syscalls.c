@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Through the syscall boundary: EINTR is retried, a failing kernel call
+ * leaves everything as it was, and the library never resets a shared fd. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include "helpers.h"
+#include "sys.h"
+
+enum call { C_OPEN, C_READ, C_IOCTL, C_CLOSE, C_OPENAT, C_NR };
+
+/* Fail the nth call (1-based) of one kind with err; short: a short read. */
+static struct {
+	enum call call;
+	int nth;
+	int err;
+	bool short_read;
+	bool every_first_try_eintr;
+	int calls[C_NR];
+	int resets;
+	int opens_without_cloexec;
+	bool eintr_pending;
+} inj;
+
+static bool inject(enum call c)
+{
+	inj.calls[c]++;
+	if (inj.every_first_try_eintr) {
+		inj.eintr_pending = !inj.eintr_pending;
+		if (inj.eintr_pending) {
+			errno = EINTR;
+			return true;
+		}
+	}
+	if (inj.nth && c == inj.call && inj.calls[c] == inj.nth &&
+	    !inj.short_read) {
+		errno = inj.err;
+		return true;
+	}
+	return false;
+}
+
+static int f_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+		  int group_fd, unsigned long flags, void *arg)
+{
+	if (!(flags & PERF_FLAG_FD_CLOEXEC))
+		inj.opens_without_cloexec++;
+	if (inject(C_OPEN))
+		return -1;
+	return shpmu_sys_kernel.perf_event_open(attr, pid, cpu, group_fd,
+						flags, arg);
+}
+
+static ssize_t f_read(int fd, void *buf, size_t len, void *arg)
+{
+	ssize_t n;
+
+	if (inject(C_READ))
+		return -1;
+	n = shpmu_sys_kernel.read(fd, buf, len, arg);
+	/* The kernel never reads short; a faulty layer below might. */
+	if (n > 0 && inj.short_read && inj.calls[C_READ] == inj.nth)
+		n /= 2;
+	return n;
+}
+
+static int f_ioctl(int fd, unsigned long req, unsigned long val, void *arg)
+{
+	if (req == PERF_EVENT_IOC_RESET)
+		inj.resets++;
+	if (inject(C_IOCTL))
+		return -1;
+	return shpmu_sys_kernel.ioctl(fd, req, val, arg);
+}
+
+static int f_close(int fd, void *arg)
+{
+	inject(C_CLOSE); /* a failing close still closes, as on Linux */
+	return shpmu_sys_kernel.close(fd, arg);
+}
+
+static int f_openat(int dirfd, const char *path, int flags, void *arg)
+{
+	if (inject(C_OPENAT))
+		return -1;
+	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
+}
+
+static const struct shpmu_sys_ops faulty = {
+	.perf_event_open = f_open,
+	.read = f_read,
+	.ioctl = f_ioctl,
+	.close = f_close,
+	.openat = f_openat,
+};
+
+static struct shpmu *pmu;
+
+static void setup(void)
+{
+	memset(&inj, 0, sizeof(inj));
+	pmu = shpmu_new(NULL);
+	cr_assert(pmu);
+	shpmu__set_sys_ops(pmu, &faulty);
+}
+
+static void teardown(void)
+{
+	shpmu_free(pmu);
+	cr_expect_eq(count_perf_fds(), 0);
+	cr_expect_eq(inj.resets, 0, "the library reset a kernel event");
+	cr_expect_eq(inj.opens_without_cloexec, 0);
+}
+
+TestSuite(syscalls, .init = setup, .fini = teardown);
+
+static void fail_nth(enum call c, int nth, int err)
+{
+	memset(inj.calls, 0, sizeof(inj.calls));
+	inj.call = c;
+	inj.nth = nth;
+	inj.err = err;
+}
+
+static struct shpmu_stats stats(void)
+{
+	struct shpmu_stats st;
+
+	shpmu_get_stats(pmu, &st);
+	return st;
+}
+
+Test(syscalls, eintr_is_retried_never_reported)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
+				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_count c;
+	int h;
+
+	inj.every_first_try_eintr = true;
+	h = shpmu_open(pmu, &a, &all);
+	cr_assert_geq(h, 0, "%s", strerror(-h));
+	cr_expect_eq(shpmu_enable(pmu, h), 0);
+	burn_cpu_ns(5000000);
+	cr_expect_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_gt(c.value, 0);
+	cr_expect_eq(shpmu_disable(pmu, h), 0);
+	cr_expect_eq(shpmu_reset(pmu, h), 0);
+	cr_expect_eq(shpmu_close(pmu, h), 0);
+}
+
+Test(syscalls, a_failed_open_on_the_last_cpu_leaks_nothing)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_CPU_CLOCK, false);
+	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
+				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_stats before = stats();
+	int fds = count_fds();
+
+	fail_nth(C_OPEN, online_cpus(), EMFILE);
+	cr_expect_eq(shpmu_open(pmu, &a, &all), -EMFILE);
+	cr_expect_eq(count_fds(), fds);
+	cr_expect_eq(memcmp(&before, &(struct shpmu_stats){ stats().handles,
+			    stats().kernel_events, stats().kernel_fds,
+			    stats().opens, stats().shared_opens },
+			    sizeof(before)), 0);
+	fail_nth(C_OPENAT, 1, EACCES);
+	cr_expect_eq(shpmu_open(pmu, &a, &all), -EACCES,
+		     "the online-CPU list could not be read");
+	cr_expect_eq(count_fds(), fds);
+	inj.nth = 0;
+	cr_expect_geq(shpmu_open(pmu, &a, &all), 0, "works once faults stop");
+}
+
+Test(syscalls, a_failed_enable_leaves_the_handle_disabled)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct shpmu_target self = self_target();
+	struct shpmu_count c;
+	int h = shpmu_open(pmu, &a, &self);
+
+	cr_assert_geq(h, 0);
+	fail_nth(C_IOCTL, 1, EBUSY);
+	cr_expect_eq(shpmu_enable(pmu, h), -EBUSY);
+	burn_cpu_ns(5000000);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_eq(c.value, 0, "a handle whose enable failed counted");
+	fail_nth(C_READ, 1, EIO);
+	cr_expect_eq(shpmu_enable(pmu, h), -EIO, "base reading failed");
+	inj.nth = 0;
+	cr_expect_eq(shpmu_enable(pmu, h), 0);
+	burn_cpu_ns(5000000);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_gt(c.value, 4000000);
+}
+
+Test(syscalls, a_failed_enable_on_one_cpu_is_undone_on_the_others)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_CPU_CLOCK, true);
+	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
+				    .cpu = SHPMU_ALL_CPUS };
+	struct timespec nap = { 0, 5000000 };
+	struct shpmu_count c;
+	int h = shpmu_open(pmu, &a, &all);
+
+	if (online_cpus() < 2)
+		cr_skip_test("needs two online CPUs, this machine has %d",
+			     online_cpus());
+	cr_assert_geq(h, 0);
+	fail_nth(C_IOCTL, 2, ENOMEM);
+	cr_expect_eq(shpmu_enable(pmu, h), -ENOMEM);
+	/* The first CPU was enabled and must have been disabled again: a
+	 * second handle opened disabled would otherwise see it move. */
+	inj.nth = 0;
+	int probe = shpmu_open(pmu, &a, &all);
+	cr_assert_geq(probe, 0);
+	nanosleep(&nap, NULL);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_eq(c.value, 0);
+	cr_expect_eq(c.time_enabled, 0);
+}
+
+Test(syscalls, a_failed_disable_leaves_the_handle_enabled)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target self = self_target();
+	struct shpmu_count c1, c2;
+	int h = shpmu_open(pmu, &a, &self);
+
+	cr_assert_geq(h, 0);
+	fail_nth(C_IOCTL, 1, EBUSY);
+	cr_expect_eq(shpmu_disable(pmu, h), -EBUSY);
+	inj.nth = 0;
+	cr_assert_eq(shpmu_read(pmu, h, &c1), 0);
+	burn_cpu_ns(5000000);
+	cr_assert_eq(shpmu_read(pmu, h, &c2), 0);
+	cr_expect_gt(c2.value, c1.value + 4000000, "still counting");
+	cr_expect_eq(shpmu_disable(pmu, h), 0);
+}
+
+Test(syscalls, failed_and_short_reads_are_errors_that_lose_nothing)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false);
+	struct shpmu_target self = self_target();
+	int raw = raw_open(PERF_COUNT_SW_PAGE_FAULTS, 0, -1);
+	struct shpmu_count c, before;
+	uint64_t v[3];
+	int h;
+
+	raw_enable(raw);
+	h = shpmu_open(pmu, &a, &self);
+	cr_assert_geq(h, 0);
+	touch_pages(100);
+	cr_assert_eq(shpmu_read(pmu, h, &before), 0);
+	fail_nth(C_READ, 1, EIO);
+	cr_expect_eq(shpmu_read(pmu, h, &c), -EIO);
+	inj.nth = 0;
+	inj.short_read = true;
+	fail_nth(C_READ, 1, 0);
+	c.value = 12345;
+	cr_expect_eq(shpmu_read(pmu, h, &c), -EIO);
+	cr_expect_eq(c.value, 12345, "out untouched on failure");
+	cr_expect_eq(shpmu_reset(pmu, h), 0, "the failure passed");
+	inj.short_read = false;
+	inj.nth = 0;
+	touch_pages(100);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_geq(c.value, 100);
+	cr_expect_lt(c.value, 105);
+	cr_assert_eq(shpmu_disable(pmu, h), 0);
+	raw_disable(raw);
+	raw_read(raw, v);
+	cr_expect_geq(v[0], before.value + c.value);
+	close(raw);
+}
+
+Test(syscalls, a_failed_reset_changes_nothing)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false);
+	struct shpmu_target self = self_target();
+	struct shpmu_count c;
+	int h = shpmu_open(pmu, &a, &self);
+
+	cr_assert_geq(h, 0);
+	touch_pages(100);
+	fail_nth(C_READ, 1, EIO);
+	cr_expect_eq(shpmu_reset(pmu, h), -EIO);
+	inj.nth = 0;
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_geq(c.value, 100, "the failed reset dropped the count");
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Task targets (other tasks, inherit, one CPU) and multiplexing. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static struct shpmu *pmu;
+
+static void setup(void)
+{
+	pmu = shpmu_new(NULL);
+	cr_assert(pmu);
+}
+
+static void teardown(void)
+{
+	shpmu_free(pmu);
+}
+
+TestSuite(targets, .init = setup, .fini = teardown);
+
+static uint64_t rusage_cpu_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+		       1000000000ull +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
+}
+
+/* A child that waits for a byte on a pipe, then burns 200 ms and exits. */
+static pid_t spawn_burner(int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe(p), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		burn_cpu_ns(200000000);
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+Test(targets, a_task_by_pid_counts_that_task)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_count c;
+	struct rusage ru;
+	int go, h, status;
+
+	t.pid = spawn_burner(&go);
+	h = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h, 0, "%s", strerror(-h));
+	cr_assert_eq(write(go, "x", 1), 1);
+	cr_assert_eq(wait4(t.pid, &status, 0, &ru), t.pid);
+	/* The task has exited; its final count stays readable. */
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	expect_within_pct(c.value, rusage_cpu_ns(&ru), 2, "child task-clock");
+	close(go);
+}
+
+Test(targets, inherit_counts_children_and_plain_does_not)
+{
+	struct perf_event_attr plain = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct perf_event_attr inh = plain;
+	struct shpmu_target self = self_target();
+	struct shpmu_count cp, ci;
+	struct rusage ru;
+	int go, hp, hi, status;
+	pid_t child;
+
+	inh.inherit = 1;
+	hp = shpmu_open(pmu, &plain, &self);
+	hi = shpmu_open(pmu, &inh, &self);
+	cr_assert_geq(hp, 0);
+	cr_assert_geq(hi, 0);
+	child = spawn_burner(&go);
+	cr_assert_eq(write(go, "x", 1), 1);
+	cr_assert_eq(wait4(child, &status, 0, &ru), child);
+	cr_assert_eq(shpmu_read(pmu, hp, &cp), 0);
+	cr_assert_eq(shpmu_read(pmu, hi, &ci), 0);
+	cr_expect_lt(cp.value, 100000000, "the plain event saw the child");
+	cr_expect_geq(ci.value, cp.value + rusage_cpu_ns(&ru) * 98 / 100,
+		      "the inherited event missed the child's %llu ns",
+		      (unsigned long long)rusage_cpu_ns(&ru));
+	close(go);
+}
+
+/* A task event bound to CPU 1 runs only while the task is on CPU 1: on CPU 0
+ * it is enabled but not running, which is what multiplexing looks like. */
+Test(targets, multiplexed_times_are_per_handle_and_scaled)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct shpmu_target on1 = { .kind = SHPMU_TARGET_TASK, .cpu = 1 };
+	struct shpmu_count c1, c2;
+	int h1, h2;
+
+	if (online_cpus() < 2)
+		cr_skip_test("needs two online CPUs, this machine has %d",
+			     online_cpus());
+	h1 = shpmu_open(pmu, &a, &on1);
+	h2 = shpmu_open(pmu, &a, &on1);
+	cr_assert_geq(h1, 0);
+	cr_assert_geq(h2, 0);
+
+	pin_to_cpu(0);
+	cr_assert_eq(shpmu_enable(pmu, h1), 0);
+	burn_cpu_ns(100000000); /* h1: enabled, not running */
+	cr_assert_eq(shpmu_enable(pmu, h2), 0);
+	pin_to_cpu(1);
+	burn_cpu_ns(100000000); /* both running */
+	cr_assert_eq(shpmu_read(pmu, h1, &c1), 0);
+	cr_assert_eq(shpmu_read(pmu, h2, &c2), 0);
+
+	expect_within_pct(c1.time_enabled, 200000000, 5, "h1 enabled");
+	expect_within_pct(c1.time_running, 100000000, 5, "h1 running");
+	expect_within_pct(c2.time_enabled, 100000000, 5, "h2 enabled");
+	expect_within_pct(c2.time_running, 100000000, 5, "h2 running");
+	cr_expect_lt(c1.time_running, c1.time_enabled);
+	expect_within_pct(shpmu_scale(&c1), 200000000, 6, "h1 scaled");
+	expect_within_pct(shpmu_scale(&c2), c2.value, 1, "h2 scaled");
+}
+
+Test(targets, an_event_that_never_ran_scales_to_zero)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target on1 = { .kind = SHPMU_TARGET_TASK, .cpu = 1 };
+	struct shpmu_count c;
+	int h;
+
+	if (online_cpus() < 2)
+		cr_skip_test("needs two online CPUs, this machine has %d",
+			     online_cpus());
+	pin_to_cpu(0);
+	h = shpmu_open(pmu, &a, &on1);
+	cr_assert_geq(h, 0);
+	burn_cpu_ns(20000000);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_gt(c.time_enabled, 0);
+	cr_expect_eq(c.time_running, 0);
+	cr_expect_eq(shpmu_scale(&c), 0);
+}
+
+Test(targets, scale_is_overflow_safe)
+{
+	struct shpmu_count c = { .value = UINT64_MAX / 2,
+				 .time_enabled = 1000000000000ull,
+				 .time_running = 500000000000ull };
+	struct shpmu_count big = { .value = UINT64_MAX,
+				   .time_enabled = 3,
+				   .time_running = 1 };
+
+	cr_expect_eq(shpmu_scale(&c), UINT64_MAX - 1);
+	cr_expect_eq(shpmu_scale(&big), UINT64_MAX, "saturates");
+	cr_expect_eq(shpmu_scale(NULL), 0);
+}
