@@ -44,14 +44,12 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->cgroup_backend = o->cgroup_backend;
 	pmu->log = o->log;
 	pmu->log_arg = o->log_arg;
-	if (o->cgroup_root) {
-		pmu->cgroup_root = strdup(o->cgroup_root);
-		if (!pmu->cgroup_root)
-			return -ENOMEM;
-	}
+	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
+	if (err)
+		return err;
 	err = -pthread_mutex_init(&pmu->lock, NULL);
 	if (err)
-		goto free_root;
+		goto fini_cgroups;
 	err = registry_init(&pmu->registry);
 	if (err)
 		goto destroy_lock;
@@ -64,8 +62,8 @@ fini_registry:
 	registry_fini(&pmu->registry);
 destroy_lock:
 	pthread_mutex_destroy(&pmu->lock);
-free_root:
-	free(pmu->cgroup_root);
+fini_cgroups:
+	cgroups_fini(pmu, &pmu->cgroups);
 	return err;
 }
 
@@ -142,7 +140,7 @@ void shpmu_free(struct shpmu *pmu)
 	handles_fini(&pmu->handles);
 	registry_fini(&pmu->registry);
 	pthread_mutex_destroy(&pmu->lock);
-	free(pmu->cgroup_root);
+	cgroups_fini(pmu, &pmu->cgroups);
 	free(pmu);
 	errno = saved;
 }

@@ -7,6 +7,7 @@
 
 #include <shpmu/shpmu.h>
 
+#include "cgroup.h"
 #include "handles.h"
 #include "registry.h"
 #include "sys.h"
@@ -15,7 +16,6 @@ struct shpmu {
 	const struct shpmu_sys_ops *sys;
 	unsigned int flags;
 	enum shpmu_cgroup_backend cgroup_backend;
-	char *cgroup_root;
 	void (*log)(int level, const char *msg, void *arg);
 	void *log_arg;
 
@@ -24,6 +24,7 @@ struct shpmu {
 	struct registry registry;
 	struct shpmu_stats stats;
 	struct handle_table handles;
+	struct cgroups cgroups;
 };
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe. */

@@ -19,6 +19,9 @@ static const char *target_name(const struct target_key *t, char *buf,
 {
 	if (t->kind == SHPMU_TARGET_TASK)
 		snprintf(buf, len, "task %d on cpu %d", t->pid, t->cpu);
+	else if (t->kind == SHPMU_TARGET_CGROUP)
+		snprintf(buf, len, "cgroup %llu",
+			 (unsigned long long)t->cgroup_id);
 	else if (t->cpu == SHPMU_ALL_CPUS)
 		snprintf(buf, len, "all CPUs");
 	else
@@ -29,7 +32,7 @@ static const char *target_name(const struct target_key *t, char *buf,
 static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 		       int **cpus)
 {
-	if (t->kind == SHPMU_TARGET_CPU && t->cpu == SHPMU_ALL_CPUS)
+	if (t->kind != SHPMU_TARGET_TASK && t->cpu == SHPMU_ALL_CPUS)
 		return cpus_online(pmu, cpus);
 	*cpus = malloc(sizeof(**cpus));
 	if (!*cpus)
@@ -38,19 +41,24 @@ static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 	return 1;
 }
 
-static int open_fds(struct shpmu *pmu, struct kevent *ev)
+static int open_fds(struct shpmu *pmu, struct kevent *ev, int cgroup_fd)
 {
 	const struct target_key *t = &ev->key.target;
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
 	char why[256], where[64];
+	pid_t pid = t->pid;
 	uint32_t i;
 	int fd;
 
+	if (t->kind == SHPMU_TARGET_CGROUP) {
+		pid = cgroup_fd;
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
 	key_to_attr(&ev->key.events[0], READ_FORMAT, attr);
 	for (i = 0; i < ev->nfds; i++) {
 		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
-					 t->pid, ev->cpus[i], -1,
-					 PERF_FLAG_FD_CLOEXEC);
+					 pid, ev->cpus[i], -1, flags);
 		if (fd < 0)
 			goto fail;
 		ev->fds[i] = fd;
@@ -69,7 +77,7 @@ fail:
 	return fd;
 }
 
-int kevent_open(struct shpmu *pmu, const struct share_key *key,
+int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		struct kevent **out)
 {
 	size_t key_size = share_key_size(key->nevents);
@@ -92,7 +100,7 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key,
 		err = -ENOMEM;
 		goto free_cpus;
 	}
-	err = open_fds(pmu, ev);
+	err = open_fds(pmu, ev, cgroup_fd);
 	if (err)
 		goto free_fds;
 	err = -pthread_mutex_init(&ev->lock, NULL);

@@ -35,9 +35,10 @@ struct kevent {
 	struct share_key key; /* last: it ends in a flexible array */
 };
 
-/* Opens the kernel event(s) for key, disabled. Returns 0 or -errno (logged
- * with what to do about it); nothing is left open on failure. */
-int kevent_open(struct shpmu *pmu, const struct share_key *key,
+/* Opens the kernel event(s) for key, disabled. cgroup_fd is the cgroup's
+ * directory for a cgroup target, else -1. Returns 0 or -errno (logged with
+ * what to do about it); nothing is left open on failure. */
+int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		struct kevent **out);
 
 /* Closes every fd and frees ev. */

@@ -138,8 +138,19 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		key->cpu = target->cpu;
 		return 0;
 	case SHPMU_TARGET_CGROUP:
-		*why = "cgroup targets are not supported by this version";
-		return -EOPNOTSUPP;
+		if (target->cpu < SHPMU_ALL_CPUS) {
+			*why = "cgroup target: cpu must be a CPU or "
+			       "SHPMU_ALL_CPUS";
+			return -EINVAL;
+		}
+		if (!target->cgroup_id && !target->cgroup_path) {
+			*why = "cgroup target: set cgroup_id or cgroup_path";
+			return -EINVAL;
+		}
+		/* The id goes in once the cgroup is resolved. */
+		key->pid = -1;
+		key->cpu = target->cpu;
+		return 0;
 	}
 	*why = "unknown target kind";
 	return -EINVAL;

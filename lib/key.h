@@ -48,7 +48,7 @@ struct event_key {
 struct target_key {
 	uint32_t kind; /* enum shpmu_target_kind */
 	int32_t pid;   /* TASK: a real tid/pid, never 0; else -1 */
-	int32_t cpu;   /* a CPU, or -1: any (TASK) / all online (CPU) */
+	int32_t cpu;   /* a CPU, or -1: any (TASK) / all online (CPU, CGROUP) */
 	uint32_t pad;
 	uint64_t cgroup_id;
 };
@@ -73,8 +73,8 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 void key_to_attr(const struct event_key *key, uint64_t read_format,
 		 void *buf);
 
-/* Validates a target and reduces it to its key. Returns 0 or -EINVAL, or
- * -EOPNOTSUPP for cgroups (not in this version). */
+/* Validates a target and reduces it to its key: 0 or -EINVAL. A cgroup
+ * target's id is left for the caller to resolve. */
 int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		  const char **why);
 

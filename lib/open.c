@@ -79,9 +79,10 @@ unalloc:
 }
 
 /* Opens a handle on the kernel event for key, creating the event unless
- * one can be shared. Called with every argument checked. */
+ * one can be shared. Called with every argument checked; cgroup_fd is the
+ * cgroup's directory for a cgroup target. */
 static int open_shared(struct shpmu *pmu, const struct share_key *key,
-		       bool disabled)
+		       int cgroup_fd, bool disabled)
 {
 	bool sharing = !(pmu->flags & SHPMU_F_NO_SHARING);
 	uint64_t hash = share_key_hash(key);
@@ -93,7 +94,7 @@ static int open_shared(struct shpmu *pmu, const struct share_key *key,
 	if (sharing)
 		ev = registry_find(&pmu->registry, key, hash);
 	if (!ev) {
-		h = kevent_open(pmu, key, &ev);
+		h = kevent_open(pmu, key, cgroup_fd, &ev);
 		if (h < 0)
 			goto unlock;
 		ev->hash = hash;
@@ -120,6 +121,27 @@ unlock:
 	return h;
 }
 
+/* Resolves a cgroup target to its directory and id (the id is what the
+ * key holds, so a path and its id share), then opens. */
+static int open_resolved(struct shpmu *pmu, struct share_key *key,
+			 const struct shpmu_target *target, bool disabled)
+{
+	int fd, err;
+
+	if (target->kind != SHPMU_TARGET_CGROUP)
+		return open_shared(pmu, key, -1, disabled);
+	key->target.cgroup_id = target->cgroup_id;
+	err = target->cgroup_id
+		      ? cgroup_open_id(pmu, target->cgroup_id, &fd)
+		      : cgroup_open_path(pmu, target->cgroup_path, &fd,
+					 &key->target.cgroup_id);
+	if (err)
+		return err;
+	err = open_shared(pmu, key, fd, disabled);
+	sys_close(pmu, fd);
+	return err;
+}
+
 int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 	       const struct shpmu_target *target)
 {
@@ -142,7 +164,7 @@ int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 		return shpmu_err(err);
 	}
 	k.key.nevents = 1;
-	return shpmu_err(open_shared(pmu, &k.key, disabled));
+	return shpmu_err(open_resolved(pmu, &k.key, target, disabled));
 }
 
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)

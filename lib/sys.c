@@ -43,12 +43,37 @@ static int kernel_openat(int dirfd, const char *path, int flags, void *arg)
 	return openat(dirfd, path, flags);
 }
 
+static int kernel_openat2(int dirfd, const char *path, struct open_how *how,
+			  size_t size, void *arg)
+{
+	(void)arg;
+	return (int)syscall(SYS_openat2, dirfd, path, how, size);
+}
+
+static int kernel_name_to_handle_at(int dirfd, const char *path,
+				    struct file_handle *fh, int *mount_id,
+				    int flags, void *arg)
+{
+	(void)arg;
+	return name_to_handle_at(dirfd, path, fh, mount_id, flags);
+}
+
+static int kernel_open_by_handle_at(int mount_fd, struct file_handle *fh,
+				    int flags, void *arg)
+{
+	(void)arg;
+	return open_by_handle_at(mount_fd, fh, flags);
+}
+
 const struct shpmu_sys_ops shpmu_sys_kernel = {
 	.perf_event_open = kernel_perf_event_open,
 	.read = kernel_read,
 	.ioctl = kernel_ioctl,
 	.close = kernel_close,
 	.openat = kernel_openat,
+	.openat2 = kernel_openat2,
+	.name_to_handle_at = kernel_name_to_handle_at,
+	.open_by_handle_at = kernel_open_by_handle_at,
 };
 
 void shpmu__set_sys_ops(struct shpmu *pmu, const struct shpmu_sys_ops *ops)
@@ -108,6 +133,45 @@ int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags)
 
 	do
 		fd = ops->openat(dirfd, path, flags | O_CLOEXEC, ops->arg);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
+		struct open_how *how)
+{
+	const struct shpmu_sys_ops *ops = pmu->sys;
+	int fd;
+
+	how->flags |= O_CLOEXEC;
+	do
+		fd = ops->openat2(dirfd, path, how, sizeof(*how), ops->arg);
+	while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+	return fd < 0 ? -errno : fd;
+}
+
+int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
+			  struct file_handle *fh, int *mount_id, int flags)
+{
+	const struct shpmu_sys_ops *ops = pmu->sys;
+	int ret;
+
+	do
+		ret = ops->name_to_handle_at(dirfd, path, fh, mount_id, flags,
+					     ops->arg);
+	while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+int sys_open_by_handle_at(struct shpmu *pmu, int mount_fd,
+			  struct file_handle *fh, int flags)
+{
+	const struct shpmu_sys_ops *ops = pmu->sys;
+	int fd;
+
+	do
+		fd = ops->open_by_handle_at(mount_fd, fh, flags | O_CLOEXEC,
+					    ops->arg);
 	while (fd < 0 && errno == EINTR);
 	return fd < 0 ? -errno : fd;
 }

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <linux/perf_event.h>
 
 struct shpmu;
@@ -23,6 +25,14 @@ struct shpmu_sys_ops {
 		     void *arg);
 	int (*close)(int fd, void *arg);
 	int (*openat)(int dirfd, const char *path, int flags, void *arg);
+	/* openat2(2) with RESOLVE_* flags: the path-safety check. */
+	int (*openat2)(int dirfd, const char *path, struct open_how *how,
+		       size_t size, void *arg);
+	int (*name_to_handle_at)(int dirfd, const char *path,
+				 struct file_handle *fh, int *mount_id,
+				 int flags, void *arg);
+	int (*open_by_handle_at)(int mount_fd, struct file_handle *fh,
+				 int flags, void *arg);
 	void *arg;
 };
 
@@ -41,6 +51,12 @@ int sys_ioctl(struct shpmu *pmu, int fd, unsigned long request,
 /* close(2) is not retried on EINTR: Linux has released the fd already. */
 int sys_close(struct shpmu *pmu, int fd);
 int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags);
+int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
+		struct open_how *how);
+int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
+			  struct file_handle *fh, int *mount_id, int flags);
+int sys_open_by_handle_at(struct shpmu *pmu, int mount_fd,
+			  struct file_handle *fh, int flags);
 /* Reads a whole small file (at most len - 1 bytes) NUL-terminated. */
 ssize_t sys_read_file(struct shpmu *pmu, const char *path, char *buf,
 		      size_t len);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#define _GNU_SOURCE
 #include "helpers.h"
 
 #include <criterion/criterion.h>

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Every bad input gets its errno, a log line, and changes nothing. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -143,13 +142,79 @@ static int open_cpu_out_of_range(void)
 	return open_with(good_attr(), t);
 }
 
-static int open_cgroup(void)
+static int open_cgroup(uint64_t id, const char *path, int cpu)
 {
 	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = "/" };
+				  .cpu = cpu,
+				  .cgroup_id = id,
+				  .cgroup_path = path };
 
 	return open_with(good_attr(), t);
+}
+
+static int open_cgroup_unnamed(void)
+{
+	return open_cgroup(0, NULL, SHPMU_ALL_CPUS);
+}
+
+static int open_cgroup_outside_root(void)
+{
+	return open_cgroup(0, "/tmp", SHPMU_ALL_CPUS);
+}
+
+static int open_cgroup_dotdot(void)
+{
+	return open_cgroup(0, "a/../..", SHPMU_ALL_CPUS);
+}
+
+static int open_cgroup_missing_path(void)
+{
+	return open_cgroup(0, "no/such/cgroup", SHPMU_ALL_CPUS);
+}
+
+static int open_cgroup_missing_id(void)
+{
+	return open_cgroup(0xdeadbeefull, NULL, SHPMU_ALL_CPUS);
+}
+
+static int open_cgroup_bad_cpu(void)
+{
+	return open_cgroup(0, "", -2);
+}
+
+static int cgroup_id_dotdot(void)
+{
+	uint64_t id;
+
+	return shpmu_cgroup_id(pmu, "..", &id);
+}
+
+static int cgroup_id_null(void)
+{
+	return shpmu_cgroup_id(pmu, "", NULL);
+}
+
+static int cgroup_path_small_buffer(void)
+{
+	char buf[4];
+	uint64_t id;
+
+	cr_assert_eq(shpmu_cgroup_id(pmu, "", &id), 0);
+	return shpmu_cgroup_path(pmu, id, buf, sizeof(buf));
+}
+
+static int cgroup_path_unknown_id(void)
+{
+	char buf[256];
+
+	return shpmu_cgroup_path(pmu, 0xdeadbeefull, buf, sizeof(buf));
+}
+
+static int cgroup_root_small_buffer(void)
+{
+	char buf[2];
+
+	return shpmu_cgroup_root(pmu, buf, sizeof(buf));
 }
 
 static int open_unknown_event(void)
@@ -261,7 +326,17 @@ static const struct bad_case cases[] = {
 	{ open_task_bad_cpu, EINVAL, true },
 	{ open_cpu_bad_cpu, EINVAL, true },
 	{ open_cpu_out_of_range, EINVAL, true },
-	{ open_cgroup, EOPNOTSUPP, true },
+	{ open_cgroup_unnamed, EINVAL, true },
+	{ open_cgroup_outside_root, EXDEV, true },
+	{ open_cgroup_dotdot, EINVAL, true },
+	{ open_cgroup_missing_path, ENOENT, true },
+	{ open_cgroup_missing_id, ENOENT, true },
+	{ open_cgroup_bad_cpu, EINVAL, true },
+	{ cgroup_id_dotdot, EINVAL, true },
+	{ cgroup_id_null, EINVAL, true },
+	{ cgroup_path_small_buffer, ERANGE, true },
+	{ cgroup_path_unknown_id, ENOENT, true },
+	{ cgroup_root_small_buffer, ERANGE, true },
 	{ open_unknown_event, ENOENT, true },
 	{ open_no_such_task, ESRCH, true },
 	{ enable_made_up, EBADF, true },

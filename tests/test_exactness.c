@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* A handle and a private raw fd around the same work agree exactly, however
  * the other sharers of its kernel event come and go. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 
 #include "helpers.h"

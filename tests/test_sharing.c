@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Which requests share one kernel event, and which must not. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sys/syscall.h>

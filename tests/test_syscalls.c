@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Through the syscall boundary: EINTR is retried, a failing kernel call
  * leaves everything as it was, and the library never resets a shared fd. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>

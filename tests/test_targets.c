@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Task targets (other tasks, inherit, one CPU) and multiplexing. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Calls from many threads; reads of different kernel events in parallel. */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <fcntl.h>

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Each handle reports only its own enabled windows (the dup_count scheme). */
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 
 #include "helpers.h"

@@ -141,7 +141,8 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  * @param target what to count
  * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target),
  *         -E2BIG (attr bytes past what this version knows are non-zero),
- *         -EOPNOTSUPP (sampling, sigtrap, or a cgroup target: not yet),
+ *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),
+ *         -EXDEV (a cgroup path outside the cgroup root),
  *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or
  *         what perf_event_open(2) returned (-ENOENT: no such event here,
  *         -EACCES: not allowed, see the log for what to change).
@@ -209,6 +210,40 @@ SHPMU_API uint64_t shpmu_scale(const struct shpmu_count *c);
  * @return 0 or -EINVAL (a NULL argument).
  */
 SHPMU_API int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out);
+
+/*
+ * Cgroups. Ids are the kernel's: on cgroup2 the directory's inode number,
+ * as bpf_get_current_cgroup_id() and PERF_SAMPLE_CGROUP report them. Paths
+ * are absolute under the cgroup root, or relative to it; ".." is refused
+ * with -EINVAL, a symlink with -EINVAL, and an absolute path outside the
+ * root with -EXDEV. Without a cgroup mount every call returns -ENOENT.
+ */
+
+/**
+ * @brief Copies the cgroup root in use (opts.cgroup_root, or the mount
+ *        found: cgroup2 first, else a v1 perf_event hierarchy).
+ * @return 0, -EINVAL (buf NULL), -ERANGE (len too small), -ENOENT (no
+ *         cgroup hierarchy on this host).
+ */
+SHPMU_API int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len);
+
+/**
+ * @brief Gives the id of the cgroup at path.
+ * @return 0, -EINVAL (NULL argument, "..", symlink), -EXDEV (absolute path
+ *         outside the root), -ENOENT (no such cgroup).
+ */
+SHPMU_API int shpmu_cgroup_id(struct shpmu *pmu, const char *path,
+			      uint64_t *id);
+
+/**
+ * @brief Gives the absolute path of the cgroup with this id. Uses
+ *        open_by_handle_at(2) where the process has CAP_DAC_READ_SEARCH,
+ *        else a walk of the hierarchy, cached and refreshed on a miss.
+ * @return 0, -EINVAL (buf NULL), -ERANGE (len too small), -ENOENT (no
+ *         cgroup with this id under the root, e.g. removed).
+ */
+SHPMU_API int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf,
+				size_t len);
 
 #ifdef __cplusplus
 }

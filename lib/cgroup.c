@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup_mount.h"
+#include "context.h"
+#include "log.h"
+#include "sys.h"
+
+/* kernfs file handles carry the 64-bit node id and nothing else. */
+struct cgroup_handle {
+	struct file_handle fh;
+	uint64_t id;
+};
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY)
+
+int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id)
+{
+	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id) };
+	int mount_id, err;
+
+	err = sys_name_to_handle_at(pmu, fd, "", &h.fh, &mount_id,
+				    AT_EMPTY_PATH);
+	if (err)
+		return err;
+	if (h.fh.handle_bytes != sizeof(h.id))
+		return -EOPNOTSUPP;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
+{
+	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id) };
+	int mount_id, err;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->root_fd = -1;
+	err = -pthread_mutex_init(&cg->lock, NULL);
+	if (err)
+		return err;
+	err = root ? cgroup_mount_check(pmu, root, &cg->root, &cg->v2)
+		   : cgroup_mount_discover(pmu, &cg->root, &cg->v2);
+	if (err == -ENOENT && !root)
+		return 0; /* no cgroups on this host: not fatal */
+	if (err)
+		goto fail;
+	cg->root_len = strlen(cg->root);
+	cg->root_fd = sys_openat(pmu, AT_FDCWD, cg->root,
+				 O_RDONLY | O_DIRECTORY);
+	if (cg->root_fd < 0) {
+		err = cg->root_fd;
+		pr_err(pmu, "cannot open cgroup root %s: %s", cg->root,
+		       strerror(-err));
+		goto fail;
+	}
+	err = sys_name_to_handle_at(pmu, cg->root_fd, "", &h.fh, &mount_id,
+				    AT_EMPTY_PATH);
+	if (err) {
+		pr_err(pmu, "cgroup root %s gives no file handle: %s",
+		       cg->root, strerror(-err));
+		goto fail;
+	}
+	cg->handle_type = h.fh.handle_type;
+	return 0;
+fail:
+	cgroups_fini(pmu, cg);
+	return err;
+}
+
+void cgroups_fini(struct shpmu *pmu, struct cgroups *cg)
+{
+	if (cg->root_fd >= 0)
+		sys_close(pmu, cg->root_fd);
+	cg->root_fd = -1;
+	free(cg->root);
+	cg->root = NULL;
+	cgroup_path_map_clear(&cg->walked);
+	pthread_mutex_destroy(&cg->lock);
+}
+
+static int need_root(struct shpmu *pmu, const char *fn)
+{
+	if (pmu->cgroups.root)
+		return 0;
+	pr_err(pmu, "%s: no cgroup hierarchy was found on this host; set "
+		    "opts.cgroup_root",
+	       fn);
+	return -ENOENT;
+}
+
+/* Turns a caller's path into one relative to the root, refusing escapes.
+ * Returns a pointer into path (nothing is copied). */
+static int relative_path(struct shpmu *pmu, const char *path,
+			 const char **rel)
+{
+	const struct cgroups *cg = &pmu->cgroups;
+	const char *p;
+
+	if (path[0] == '/') {
+		if (strncmp(path, cg->root, cg->root_len) ||
+		    (path[cg->root_len] && path[cg->root_len] != '/')) {
+			pr_err(pmu, "cgroup path %s is outside the cgroup "
+				    "root %s",
+			       path, cg->root);
+			return -EXDEV;
+		}
+		path += cg->root_len;
+	}
+	while (*path == '/')
+		path++;
+	/* RESOLVE_BENEATH would allow "a/../b"; we refuse ".." outright so
+	 * that a path means what it says. */
+	for (p = path; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			pr_err(pmu, "cgroup path %s: '..' is not allowed",
+			       path);
+			return -EINVAL;
+		}
+		p += len;
+		p += strspn(p, "/");
+	}
+	*rel = *path ? path : ".";
+	return 0;
+}
+
+int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
+		     uint64_t *id)
+{
+	struct open_how how = {
+		.flags = DIR_FLAGS,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	const char *rel;
+	int err;
+
+	err = need_root(pmu, "cgroup");
+	if (err)
+		return err;
+	err = relative_path(pmu, path, &rel);
+	if (err)
+		return err;
+	*fd = sys_openat2(pmu, pmu->cgroups.root_fd, rel, &how);
+	if (*fd < 0) {
+		err = *fd;
+		if (err == -ELOOP)
+			err = -EINVAL;
+		pr_err(pmu, "cgroup %s/%s: %s", pmu->cgroups.root,
+		       strcmp(rel, ".") ? rel : "",
+		       err == -EINVAL ? "a symlink or mount crossing is not "
+					"allowed"
+				      : strerror(-err));
+		return err;
+	}
+	err = cgroup_fd_id(pmu, *fd, id);
+	if (err) {
+		sys_close(pmu, *fd);
+		pr_err(pmu, "cgroup %s: no id: %s", path, strerror(-err));
+	}
+	return err;
+}
+
+/* The cgroup by id through the kernel's file handle, which needs
+ * CAP_DAC_READ_SEARCH. */
+static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
+{
+	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id),
+				   .fh.handle_type = pmu->cgroups.handle_type,
+				   .id = id };
+
+	*fd = sys_open_by_handle_at(pmu, pmu->cgroups.root_fd, &h.fh,
+				    DIR_FLAGS);
+	if (*fd >= 0)
+		return 0;
+	/* A stale or made-up handle: no such cgroup (any more). */
+	return *fd == -ESTALE || *fd == -EINVAL ? -ENOENT : *fd;
+}
+
+/* Opens the walked path for id if it still is that cgroup. Caller holds
+ * the cgroups lock. */
+static int open_walked(struct shpmu *pmu, uint64_t id, int *fd)
+{
+	struct open_how how = {
+		.flags = DIR_FLAGS,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	const char *rel = cgroup_path_map_find(&pmu->cgroups.walked, id);
+	uint64_t now;
+	int err;
+
+	if (!rel)
+		return -ENOENT;
+	*fd = sys_openat2(pmu, pmu->cgroups.root_fd, *rel ? rel : ".", &how);
+	if (*fd < 0)
+		return *fd;
+	err = cgroup_fd_id(pmu, *fd, &now);
+	if (!err && now != id)
+		err = -ENOENT; /* removed, and its name reused */
+	if (err)
+		sys_close(pmu, *fd);
+	return err;
+}
+
+static int open_by_walk(struct shpmu *pmu, uint64_t id, int *fd)
+{
+	struct cgroups *cg = &pmu->cgroups;
+	int err;
+
+	pthread_mutex_lock(&cg->lock);
+	err = open_walked(pmu, id, fd);
+	if (err == -ENOENT) {
+		err = cgroup_walk(pmu, cg->root_fd, &cg->walked);
+		if (!err)
+			err = open_walked(pmu, id, fd);
+	}
+	pthread_mutex_unlock(&cg->lock);
+	return err;
+}
+
+int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd)
+{
+	struct cgroups *cg = &pmu->cgroups;
+	bool by_walk;
+	int err;
+
+	err = need_root(pmu, "cgroup");
+	if (err)
+		return err;
+	pthread_mutex_lock(&cg->lock);
+	by_walk = cg->by_walk;
+	pthread_mutex_unlock(&cg->lock);
+	err = by_walk ? -EPERM : open_by_handle(pmu, id, fd);
+	if (err == -EPERM) {
+		if (!by_walk) {
+			pr_info(pmu, "open_by_handle_at needs "
+				     "CAP_DAC_READ_SEARCH: resolving cgroup "
+				     "ids by walking %s",
+				cg->root);
+			pthread_mutex_lock(&cg->lock);
+			cg->by_walk = true;
+			pthread_mutex_unlock(&cg->lock);
+		}
+		err = open_by_walk(pmu, id, fd);
+	}
+	if (err)
+		pr_err(pmu, "no cgroup with id %llu under %s%s%s",
+		       (unsigned long long)id, cg->root,
+		       err == -ENOENT ? "" : ": ",
+		       err == -ENOENT ? "" : strerror(-err));
+	return err;
+}
+
+/* ---- the public calls ---- */
+
+static int copy_out(const char *s, size_t n, char *buf, size_t len)
+{
+	if (n + 1 > len)
+		return -ERANGE;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len)
+{
+	int err;
+
+	if (!pmu || !buf) {
+		pr_err(pmu, "shpmu_cgroup_root: buf is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	err = need_root(pmu, __func__);
+	if (!err)
+		err = copy_out(pmu->cgroups.root, pmu->cgroups.root_len, buf,
+			       len);
+	if (err == -ERANGE)
+		pr_err(pmu, "shpmu_cgroup_root: needs %zu bytes",
+		       pmu->cgroups.root_len + 1);
+	return shpmu_err(err);
+}
+
+int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
+{
+	uint64_t found;
+	int fd, err;
+
+	if (!pmu || !path || !id) {
+		pr_err(pmu, "shpmu_cgroup_id: %s is NULL",
+		       !path ? "path" : "id");
+		return shpmu_err(-EINVAL);
+	}
+	err = cgroup_open_path(pmu, path, &fd, &found);
+	if (err)
+		return shpmu_err(err);
+	sys_close(pmu, fd);
+	*id = found;
+	return 0;
+}
+
+/* The absolute path of the directory open as fd, from /proc/self/fd. */
+static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* Outside our root (a sub-tree root given in opts): not ours. */
+	if (strncmp(path, pmu->cgroups.root, pmu->cgroups.root_len) ||
+	    (n > (ssize_t)pmu->cgroups.root_len &&
+	     path[pmu->cgroups.root_len] != '/'))
+		return -ENOENT;
+	return copy_out(path, (size_t)n, buf, len);
+}
+
+int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
+{
+	int fd, err;
+
+	if (!pmu || !buf) {
+		pr_err(pmu, "shpmu_cgroup_path: buf is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	err = cgroup_open_id(pmu, id, &fd);
+	if (err)
+		return shpmu_err(err);
+	err = fd_path(pmu, fd, buf, len);
+	sys_close(pmu, fd);
+	if (err == -ERANGE)
+		pr_err(pmu, "shpmu_cgroup_path: buffer of %zu bytes is too "
+			    "small",
+		       len);
+	return shpmu_err(err);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cgroup_helpers.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static char base[2 * PATH_MAX], base_rel[PATH_MAX];
+static char bufs[8][3 * PATH_MAX];
+static int next_buf;
+
+void cg_setup(struct shpmu *pmu)
+{
+	static int n;
+	char root[PATH_MAX];
+
+	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0,
+		     "no cgroup root found");
+	snprintf(base_rel, sizeof(base_rel), "shpmu-test-%d-%d", getpid(),
+		 n++);
+	snprintf(base, sizeof(base), "%s/%s", root, base_rel);
+	cr_assert_eq(mkdir(base, 0755), 0, "mkdir %s: %s", base,
+		     strerror(errno));
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	/* Only directories: the cgroup interface files go with them. */
+	if (flag == FTW_DP && rmdir(path) < 0)
+		fprintf(stderr, "cannot remove %s: %s\n", path,
+			strerror(errno));
+	return 0;
+}
+
+void cg_teardown(void)
+{
+	if (base[0])
+		nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	base[0] = '\0';
+}
+
+const char *cg_base(void)
+{
+	return base;
+}
+
+const char *cg_base_rel(void)
+{
+	return base_rel;
+}
+
+const char *cg_abs(const char *rel)
+{
+	char *b = bufs[next_buf++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", base, rel);
+	return b;
+}
+
+const char *cg_make(const char *rel)
+{
+	const char *abs = cg_abs(rel);
+
+	cr_assert_eq(mkdir(abs, 0755), 0, "mkdir %s: %s", abs,
+		     strerror(errno));
+	return abs;
+}
+
+uint64_t cg_ino(const char *abs)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(abs, &st), 0, "stat %s", abs);
+	return st.st_ino;
+}
+
+static void move_self(const char *abs)
+{
+	char procs[3 * PATH_MAX + 16];
+	int fd;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
+	fd = open(procs, O_WRONLY);
+	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
+		_exit(2);
+	close(fd);
+}
+
+struct cg_child cg_spawn(const char *abs, uint64_t cpu_ns, int nsleeps)
+{
+	int go[2], ready[2];
+	struct cg_child c;
+	char byte;
+
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(ready), 0);
+	c.pid = fork();
+	cr_assert_geq(c.pid, 0);
+	if (c.pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		move_self(abs);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &byte, 1) != 1)
+			_exit(3);
+		burn_cpu_ns(cpu_ns);
+		sleep_switches(nsleeps);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &byte, 1), 1, "child did not start");
+	close(ready[0]);
+	c.go_fd = go[1];
+	return c;
+}
+
+void cg_go(struct cg_child *c)
+{
+	cr_assert_eq(write(c->go_fd, "g", 1), 1);
+	close(c->go_fd);
+}
+
+uint64_t cg_wait(struct cg_child *c, struct rusage *ru)
+{
+	int status;
+
+	cr_assert_eq(wait4(c->pid, &status, 0, ru), c->pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child failed: %#x", status);
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+		       1000000000ull +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
+}
+
+int cg_raw_open(const char *abs, uint64_t config, int *fds, int max)
+{
+	struct perf_event_attr a = sw_attr(config, true);
+	int dir = open(abs, O_RDONLY | O_DIRECTORY);
+	int n = 0;
+
+	cr_assert_geq(dir, 0);
+	a.read_format =
+		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	for (int cpu = 0; cpu < online_cpus() && n < max; cpu++) {
+		fds[n] = (int)syscall(SYS_perf_event_open, &a, dir, cpu, -1,
+				      PERF_FLAG_PID_CGROUP |
+					      PERF_FLAG_FD_CLOEXEC);
+		cr_assert_geq(fds[n], 0, "raw cgroup event: %s",
+			      strerror(errno));
+		n++;
+	}
+	close(dir);
+	return n;
+}
+
+uint64_t cg_raw_sum(const int *fds, int n)
+{
+	uint64_t sum = 0, v[3];
+
+	for (int i = 0; i < n; i++) {
+		raw_read(fds[i], v);
+		sum += v[0];
+	}
+	return sum;
+}
+
+void drop_dac_read_search(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct data[2];
+
+	cr_assert_eq(syscall(SYS_capget, &hdr, data), 0);
+	data[CAP_TO_INDEX(CAP_DAC_READ_SEARCH)].effective &=
+		~CAP_TO_MASK(CAP_DAC_READ_SEARCH);
+	cr_assert_eq(syscall(SYS_capset, &hdr, data), 0, "capset: %s",
+		     strerror(errno));
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Real cgroups for tests: made under the discovered root, removed after. */
+#ifndef SHPMU_TEST_CGROUP_HELPERS_H
+#define SHPMU_TEST_CGROUP_HELPERS_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct shpmu;
+
+/* Makes "<root>/shpmu-test-<pid>-<n>" and remembers it. */
+void cg_setup(struct shpmu *pmu);
+/* Removes everything made below the test directory, deepest first. */
+void cg_teardown(void);
+/* The test directory (absolute) and its path relative to the root. */
+const char *cg_base(void);
+const char *cg_base_rel(void);
+/* mkdir of base/rel; returns the absolute path (static buffer rotation). */
+const char *cg_make(const char *rel);
+const char *cg_abs(const char *rel);
+uint64_t cg_ino(const char *abs);
+
+/* A child that moves itself into the cgroup at abs, then waits for
+ * cg_go(): it burns cpu_ns of CPU, sleeps nsleeps times, and exits. */
+struct cg_child {
+	pid_t pid;
+	int go_fd;
+};
+struct cg_child cg_spawn(const char *abs, uint64_t cpu_ns, int nsleeps);
+void cg_go(struct cg_child *c);
+/* Waits for the child and returns its CPU time in ns. */
+uint64_t cg_wait(struct cg_child *c, struct rusage *ru);
+
+/* Raw cgroup perf events, one per online CPU, disabled. */
+int cg_raw_open(const char *abs, uint64_t config, int *fds, int max);
+uint64_t cg_raw_sum(const int *fds, int n);
+
+/* Drops CAP_DAC_READ_SEARCH from this process's effective set. */
+void drop_dac_read_search(void);
+
+#endif

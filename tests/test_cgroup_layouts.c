@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Mount layouts other than this host's hybrid one, made in a private mount
+ * namespace (each Criterion test runs in its own process): pure cgroup2 at
+ * /sys/fs/cgroup, cgroup2 anywhere through opts.cgroup_root, and a v1
+ * perf_event hierarchy.
+ */
+#include <criterion/criterion.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "cgroup_helpers.h"
+#include "helpers.h"
+
+static char tmpdir[64];
+
+static void private_mounts(void)
+{
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+}
+
+static void mount_at_tmp(const char *fstype, const char *opts)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/shpmu-cg-XXXXXX");
+	cr_assert_neq(mkdtemp(tmpdir), NULL);
+	cr_assert_eq(mount("none", tmpdir, fstype, 0, opts), 0,
+		     "mount %s at %s: %s", fstype, tmpdir, strerror(errno));
+}
+
+static void teardown(void)
+{
+	cg_teardown();
+	if (tmpdir[0]) {
+		umount2(tmpdir, MNT_DETACH);
+		rmdir(tmpdir);
+	}
+}
+
+static struct shpmu *new_with_root(const char *root)
+{
+	SHPMU_OPTS(opts, .cgroup_root = root, .log = record_log);
+	struct shpmu *p = shpmu_new(&opts);
+
+	cr_assert(p, "shpmu_new(root %s): %s", root ? root : "(discover)",
+		  last_log);
+	return p;
+}
+
+static void expect_root(struct shpmu *p, const char *want)
+{
+	char root[PATH_MAX];
+
+	cr_assert_eq(shpmu_cgroup_root(p, root, sizeof(root)), 0);
+	cr_expect_str_eq(root, want);
+}
+
+/* Resolves and counts a cgroup made under p's root. */
+static void expect_works(struct shpmu *p)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS };
+	char path[PATH_MAX];
+	struct shpmu_count c;
+	struct rusage ru;
+	uint64_t id, cpu;
+
+	cg_setup(p);
+	const char *abs = cg_make("x y");
+	cr_assert_eq(shpmu_cgroup_id(p, abs, &id), 0, "%s", last_log);
+	cr_expect_eq(id, cg_ino(abs));
+	cr_assert_eq(shpmu_cgroup_path(p, id, path, sizeof(path)), 0);
+	cr_expect_str_eq(path, abs);
+
+	struct cg_child w = cg_spawn(abs, 50000000, 5);
+	t.cgroup_id = id;
+	int h = shpmu_open(p, &a, &t);
+	cr_assert_geq(h, 0, "%s", last_log);
+	cg_go(&w);
+	cpu = cg_wait(&w, &ru);
+	cr_assert_eq(shpmu_read(p, h, &c), 0);
+	expect_within_pct(c.value, cpu, 2, "task-clock");
+	shpmu_close(p, h);
+}
+
+Test(layouts, pure_v2_at_sys_fs_cgroup_is_discovered, .fini = teardown)
+{
+	struct shpmu *p;
+
+	private_mounts();
+	/* Covers the hybrid tmpfs and its mounts, as on a pure-v2 host. */
+	cr_assert_eq(mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL), 0,
+		     "%s", strerror(errno));
+	p = new_with_root(NULL);
+	expect_root(p, "/sys/fs/cgroup");
+	expect_works(p);
+	shpmu_free(p);
+}
+
+Test(layouts, cgroup2_anywhere_through_opts, .fini = teardown)
+{
+	struct shpmu *p;
+
+	private_mounts();
+	mount_at_tmp("cgroup2", NULL);
+	p = new_with_root(tmpdir);
+	expect_root(p, tmpdir);
+	expect_works(p);
+	shpmu_free(p);
+}
+
+Test(layouts, a_root_that_is_not_a_cgroup_is_refused)
+{
+	SHPMU_OPTS(not_cg, .cgroup_root = "/tmp");
+	SHPMU_OPTS(missing, .cgroup_root = "/no/such/dir");
+
+	errno = 0;
+	cr_expect_null(shpmu_new(&not_cg));
+	cr_expect_eq(errno, EINVAL);
+	cr_expect_null(shpmu_new(&missing));
+	cr_expect_eq(errno, ENOENT);
+}
+
+Test(layouts, a_mount_point_with_a_space_is_unescaped, .fini = teardown)
+{
+	char dir[80];
+	struct shpmu *p;
+
+	private_mounts();
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/shpmu-cg-XXXXXX");
+	cr_assert_neq(mkdtemp(tmpdir), NULL);
+	snprintf(dir, sizeof(dir), "%s/with space", tmpdir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	/* Hide every other cgroup2 mount so discovery must find this one,
+	 * which mountinfo spells "with\040space". */
+	cr_assert_eq(umount2("/sys/fs/cgroup/unified", MNT_DETACH), 0);
+	cr_assert_eq(mount("none", dir, "cgroup2", 0, NULL), 0);
+	p = new_with_root(NULL);
+	expect_root(p, dir);
+	expect_works(p);
+	shpmu_free(p);
+	cg_teardown(); /* before its mount goes */
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+}

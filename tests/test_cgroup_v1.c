@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A host with no cgroup2 mount but a v1 perf_event hierarchy, made in a
+ * private mount namespace. Mounting v1 perf_event moves the controller off
+ * cgroup2 for the whole machine while it lasts, so this suite runs alone
+ * and makes no child cgroups: with none, the hierarchy dies with the mount
+ * namespace even if the test crashes, and perf_event returns to cgroup2.
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+/* The hierarchy perf_event is bound to: 0 is cgroup2. */
+static int perf_event_hierarchy(void)
+{
+	char name[64];
+	int hier = -1, n, enabled;
+	FILE *f = fopen("/proc/cgroups", "r");
+
+	if (!f)
+		return -1;
+	fscanf(f, "%*[^\n]\n"); /* header */
+	while (fscanf(f, "%63s %d %d %d", name, &hier, &n, &enabled) == 4)
+		if (!strcmp(name, "perf_event"))
+			break;
+	fclose(f);
+	return hier;
+}
+
+Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
+{
+	char tmpdir[] = "/tmp/shpmu-v1-XXXXXX", root[PATH_MAX],
+	     path[PATH_MAX];
+	SHPMU_OPTS(opts, .log = record_log);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = "" };
+	struct perf_event_attr a =
+		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
+	struct shpmu_count c;
+	struct stat st;
+	struct shpmu *p;
+	uint64_t id;
+	int h;
+
+	cr_assert_eq(unshare(CLONE_NEWNS), 0);
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	cr_assert_eq(umount2("/sys/fs/cgroup/unified", MNT_DETACH), 0);
+	cr_assert_neq(mkdtemp(tmpdir), NULL);
+	cr_assert_eq(mount("none", tmpdir, "cgroup", 0, "perf_event"), 0,
+		     "mount v1 perf_event: %s", strerror(errno));
+
+	p = shpmu_new(&opts);
+	cr_assert(p);
+	cr_assert_eq(shpmu_cgroup_root(p, root, sizeof(root)), 0, "%s",
+		     last_log);
+	cr_expect_str_eq(root, tmpdir);
+	cr_assert_eq(shpmu_cgroup_id(p, tmpdir, &id), 0);
+	cr_assert_eq(stat(tmpdir, &st), 0);
+	cr_expect_eq(id, st.st_ino);
+	cr_assert_eq(shpmu_cgroup_path(p, id, path, sizeof(path)), 0);
+	cr_expect_str_eq(path, tmpdir);
+
+	/* Every task is in the new hierarchy's root, this one too. */
+	h = shpmu_open(p, &a, &t);
+	cr_assert_geq(h, 0, "%s", last_log);
+	sleep_switches(50);
+	cr_assert_eq(shpmu_read(p, h, &c), 0);
+	cr_expect_geq(c.value, 50);
+	shpmu_free(p);
+	umount2(tmpdir, MNT_DETACH);
+	rmdir(tmpdir);
+	/* The kernel frees the hierarchy a little later; the next suite
+	 * needs perf_event back on cgroup2. */
+	for (int i = 0; i < 100 && perf_event_hierarchy() != 0; i++)
+		usleep(100000);
+	cr_expect_eq(perf_event_hierarchy(), 0,
+		     "perf_event did not return to cgroup2");
+}
