@@ -2,6 +2,7 @@
 #include "context.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,18 @@ static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
 	return 0;
 }
 
+/* A dynamic PMU's type number, or -1 where there is no such PMU. */
+static int64_t pmu_type(struct shpmu *pmu, const char *name)
+{
+	char path[128], text[32];
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
+		 name);
+	if (sys_read_file(pmu, path, text, sizeof(text)) <= 0)
+		return -1;
+	return strtol(text, NULL, 10);
+}
+
 static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 {
 	int err;
@@ -44,6 +57,8 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->cgroup_backend = o->cgroup_backend;
 	pmu->log = o->log;
 	pmu->log_arg = o->log_arg;
+	pmu->probe_types[0] = pmu_type(pmu, "kprobe");
+	pmu->probe_types[1] = pmu_type(pmu, "uprobe");
 	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
 	if (err)
 		return err;

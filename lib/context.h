@@ -18,6 +18,7 @@ struct shpmu {
 	enum shpmu_cgroup_backend cgroup_backend;
 	void (*log)(int level, const char *msg, void *arg);
 	void *log_arg;
+	int64_t probe_types[2]; /* the kprobe and uprobe PMU types, or -1 */
 
 	/* Lock order: lock, then a handle stripe, then a kevent's lock. */
 	pthread_mutex_t lock; /* registry, handle allocation, stats */

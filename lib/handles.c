@@ -138,7 +138,11 @@ void handles_release(struct handle_table *t, int h)
 	slot->state = NULL;
 	slot->ev = NULL;
 	slot->enabled = false;
-	slot->gen = (slot->gen + 1) & HANDLE_GEN_MASK;
+	/* A slot whose generations are spent is retired rather than let a
+	 * stale handle match again. */
+	if (slot->gen == HANDLE_GEN_MASK)
+		return;
+	slot->gen++;
 	push_free(t, index);
 }
 

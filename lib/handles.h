@@ -2,7 +2,8 @@
 /*
  * The handle table. A handle is (generation << HANDLE_INDEX_BITS) | index,
  * always a non-negative int; a slot's generation moves on when it is freed,
- * so a stale handle no longer matches. Slots live in fixed chunks that are
+ * so a stale handle no longer matches; a slot whose generations are spent is
+ * retired, never reused. Slots live in fixed chunks that are
  * never moved or freed before the context is, so a reader can find its slot
  * without the context lock. A slot's fields are guarded by one of a set of
  * stripe locks, so that reads of different handles rarely contend.

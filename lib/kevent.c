@@ -10,6 +10,7 @@
 #include "cpus.h"
 #include "log.h"
 #include "sys.h"
+#include "task.h"
 
 #define READ_FORMAT                                                            \
 	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
@@ -94,7 +95,15 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		goto free_ev;
 	}
 	ev->nfds = (uint32_t)n;
+	if (key->nevents + KVAL_COUNT > KVAL_MAX) {
+		err = -E2BIG;
+		goto free_ev;
+	}
 	ev->nvals = KVAL_COUNT + key->nevents;
+	/* Before the open: a tid reused in between then looks stale, which
+	 * only costs a fresh event later. */
+	if (key->target.kind == SHPMU_TARGET_TASK)
+		ev->task = task_identity(key->target.pid);
 	ev->fds = calloc(ev->nfds, sizeof(*ev->fds));
 	if (!ev->fds) {
 		err = -ENOMEM;

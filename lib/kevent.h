@@ -20,6 +20,8 @@ struct shpmu;
 #define KVAL_ENABLED 0
 #define KVAL_RUNNING 1
 #define KVAL_COUNT 2
+/* The most values one fd reading can hold (groups are bounded by this). */
+#define KVAL_MAX (KVAL_COUNT + 64)
 
 struct kevent {
 	struct kevent *next; /* registry chain; under the context lock */
@@ -30,6 +32,7 @@ struct kevent {
 	uint32_t enabled;     /* handles enabled on it */
 	uint32_t nfds;	      /* one per CPU it spans */
 	uint32_t nvals;	      /* values per fd reading, KVAL_* */
+	int64_t task;	      /* TASK target: task_identity() at open */
 	int *cpus;	      /* the CPU of each fd; -1: any */
 	int *fds;
 	struct share_key key; /* last: it ends in a flexible array */

@@ -47,6 +47,11 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		*why = "attr->size is smaller than PERF_ATTR_SIZE_VER0";
 		return -EINVAL;
 	}
+	/* The kernel's own bound; it also keeps the scan below short. */
+	if (size > (size_t)sysconf(_SC_PAGESIZE)) {
+		*why = "attr->size is larger than a page";
+		return -E2BIG;
+	}
 	if (size > SHPMU_ATTR_SIZE_KNOWN &&
 	    !tail_is_zero((const unsigned char *)attr, SHPMU_ATTR_SIZE_KNOWN,
 			  size)) {
@@ -80,6 +85,10 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		key->bits |= bit;
 	KEY_BITS(X)
 #undef X
+	/* An event enabled from its open counts before the exec anyway:
+	 * enable_on_exec changes nothing for it. */
+	if (!a.disabled)
+		key->bits &= ~KEY_ENABLE_ON_EXEC;
 	*disabled = a.disabled;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "context.h"
 #include "kevent.h"
 #include "log.h"
+#include "task.h"
 #include "window.h"
 
 /* A key with room for one event, without a malloc on the open path. */
@@ -33,12 +34,18 @@ static int start_enabled(struct shpmu *pmu, struct handle *slot)
 }
 
 /* The kernel enables an enable_on_exec event itself at exec: the handle's
- * window is open from the start, and no ioctl may pre-empt the exec. */
-static void start_on_exec(struct kevent *ev)
+ * window opens now, and no ioctl may pre-empt the exec. */
+static int start_on_exec(struct shpmu *pmu, struct handle *slot)
 {
+	struct kevent *ev = slot->ev;
+	int err;
+
 	pthread_mutex_lock(&ev->lock);
-	ev->enabled++;
+	err = window_start(pmu, slot);
+	if (!err)
+		ev->enabled++;
 	pthread_mutex_unlock(&ev->lock);
+	return err;
 }
 
 static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
@@ -59,7 +66,9 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 		goto unalloc;
 	}
 	if (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC) {
-		start_on_exec(ev);
+		err = start_on_exec(pmu, &tmp);
+		if (err)
+			goto free_state;
 		tmp.enabled = true;
 	} else if (!disabled) {
 		err = start_enabled(pmu, &tmp);
@@ -78,6 +87,30 @@ unalloc:
 	return err;
 }
 
+/* An event whose thread exited counts nothing more, and its tid may name
+ * another thread now. */
+static bool task_is_gone(const struct kevent *ev)
+{
+	if (ev->key.target.kind != SHPMU_TARGET_TASK || ev->task == 0)
+		return false;
+	return task_identity(ev->key.target.pid) != ev->task;
+}
+
+/* Events that must not be shared: remove_on_exec ones vanish at the
+ * target's exec, while a request made after it expects a live event; and
+ * kprobe/uprobe config1 is a pointer to a name, not a name. */
+static bool shareable(const struct shpmu *pmu, const struct event_key *e)
+{
+	if (e->bits & KEY_REMOVE_ON_EXEC)
+		return false;
+	for (size_t i = 0; i < sizeof(pmu->probe_types) /
+				       sizeof(pmu->probe_types[0]);
+	     i++)
+		if ((int64_t)e->type == pmu->probe_types[i])
+			return false;
+	return true;
+}
+
 /* Opens a handle on the kernel event for key, creating the event unless
  * one can be shared. Called with every argument checked; cgroup_fd is the
  * cgroup's directory for a cgroup target. */
@@ -90,9 +123,16 @@ static int open_shared(struct shpmu *pmu, const struct share_key *key,
 	bool created = false;
 	int h;
 
+	sharing = sharing && shareable(pmu, &key->events[0]);
 	pthread_mutex_lock(&pmu->lock);
 	if (sharing)
 		ev = registry_find(&pmu->registry, key, hash);
+	if (ev && task_is_gone(ev)) {
+		/* Its handles keep their final values; new ones get a new
+		 * event for the task that has the tid now. */
+		registry_remove(&pmu->registry, ev);
+		ev = NULL;
+	}
 	if (!ev) {
 		h = kevent_open(pmu, key, cgroup_fd, &ev);
 		if (h < 0)

@@ -37,7 +37,7 @@ int window_start(struct shpmu *pmu, struct handle *h)
 
 int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i)
 {
-	uint64_t now[KVAL_COUNT + 1];
+	uint64_t now[KVAL_MAX];
 	uint64_t *base = base_of(h, i), *acc = acc_of(h, i);
 	uint32_t nvals = h->ev->nvals;
 	int err;

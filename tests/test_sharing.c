@@ -2,7 +2,10 @@
 /* Which requests share one kernel event, and which must not. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -205,4 +208,103 @@ Test(sharing, many_distinct_events_grow_the_registry)
 	cr_expect_eq(stats(pmu).kernel_events, 300);
 	cr_expect_eq(stats(pmu).shared_opens, 300);
 	cr_expect_eq(count_perf_fds(), 300);
+}
+
+Test(sharing, remove_on_exec_events_are_never_shared)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+
+	a.remove_on_exec = 1;
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	cr_expect_eq(count_perf_fds(), 2);
+}
+
+/* A uprobe's config1 is a pointer to a path: equal pointers need not mean
+ * equal probes, so probe events are never shared. */
+Test(sharing, uprobe_events_are_never_shared)
+{
+	char text[32] = { 0 };
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	struct perf_event_attr a;
+	struct shpmu_target t = self_target();
+	int h1, h2;
+
+	cr_assert(f, "this kernel has no uprobe PMU");
+	cr_assert(fgets(text, sizeof(text), f));
+	fclose(f);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (uint32_t)atoi(text);
+	a.config1 = (uint64_t)(uintptr_t) "/bin/true";
+	a.config2 = 0x1000;
+	h1 = shpmu_open(pmu, &a, &t);
+	h2 = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h1, 0, "%s", strerror(-h1));
+	cr_assert_geq(h2, 0);
+	cr_expect_eq(count_perf_fds(), 2);
+	cr_expect_eq(stats(pmu).shared_opens, 0);
+}
+
+/* A thread's tid is reused after it exits; the old thread's event counts
+ * nothing for the new one and must not be shared with it. */
+Test(sharing, an_exited_tasks_event_is_not_shared_with_its_tids_next_owner)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_count c;
+	int go[2], status;
+	pid_t old, reused = -1;
+
+	cr_assert_eq(pipe(go), 0);
+	old = fork();
+	cr_assert_geq(old, 0);
+	if (old == 0) {
+		char b;
+
+		close(go[1]);
+		_exit(read(go[0], &b, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	t.pid = old;
+	/* Opened before the exit, kept open after it. */
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
+	close(go[1]); /* the child's read ends: it exits */
+	cr_assert_eq(waitpid(old, &status, 0), old);
+
+	/* Make the next fork get the same pid (another fork may race us:
+	 * try a few times). */
+	for (int tries = 0; tries < 20 && reused != old; tries++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+
+		cr_assert(f, "ns_last_pid: %s", strerror(errno));
+		fprintf(f, "%d", old - 1);
+		fclose(f);
+		cr_assert_eq(pipe(go), 0);
+		reused = fork();
+		cr_assert_geq(reused, 0);
+		if (reused == 0) {
+			char b;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) == 1)
+				burn_cpu_ns(50000000);
+			_exit(0);
+		}
+		close(go[0]);
+		if (reused != old) {
+			close(go[1]);
+			waitpid(reused, &status, 0);
+		}
+	}
+	cr_assert_eq(reused, old, "could not get pid %d again", old);
+	int h = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h, 0);
+	cr_expect_eq(stats(pmu).kernel_events, 2, "shared a dead task's event");
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	cr_assert_eq(waitpid(reused, &status, 0), reused);
+	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+	cr_expect_gt(c.value, 40000000, "the new task's CPU time was missed");
 }

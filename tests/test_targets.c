@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Task targets (other tasks, inherit, one CPU) and multiplexing. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,4 +165,56 @@ Test(targets, scale_is_overflow_safe)
 	cr_expect_eq(shpmu_scale(&c), UINT64_MAX - 1);
 	cr_expect_eq(shpmu_scale(&big), UINT64_MAX, "saturates");
 	cr_expect_eq(shpmu_scale(NULL), 0);
+}
+
+/* An enable_on_exec event starts at the target's exec; a handle that
+ * shares it later still counts only from its own open. */
+Test(targets, enable_on_exec_handles_count_from_their_own_open)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct timespec nap = { 0, 200000000 };
+	struct shpmu_count before_exec, c1, c2;
+	int go, h1, h2, status;
+
+	a.enable_on_exec = 1;
+	int p[2];
+	char b;
+
+	cr_assert_eq(pipe(p), 0);
+	t.pid = fork();
+	cr_assert_geq(t.pid, 0);
+	if (t.pid == 0) {
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(1);
+		burn_cpu_ns(50000000); /* before the exec: not counted */
+		execl("/bin/sh", "sh", "-c", "while :; do :; done", NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	go = p[1];
+	h1 = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h1, 0, "%s", strerror(-h1));
+	cr_assert_eq(shpmu_read(pmu, h1, &before_exec), 0);
+	cr_assert_eq(write(go, "g", 1), 1);
+	nanosleep(&nap, NULL);
+	h2 = shpmu_open(pmu, &a, &t);
+	cr_assert_geq(h2, 0);
+	nanosleep(&nap, NULL);
+	cr_assert_eq(shpmu_read(pmu, h1, &c1), 0);
+	cr_assert_eq(shpmu_read(pmu, h2, &c2), 0);
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, &status, 0);
+	close(go);
+
+	cr_expect_eq(before_exec.value, 0);
+	cr_expect_gt(c1.value, 50000000, "the exec did not enable it");
+	cr_expect_lt(c1.value, 400000000, "it counted before the exec");
+	cr_expect_gt(c2.value, 0);
+	cr_expect_lt(c2.value, c1.value * 8 / 10,
+		     "h2 (%llu) counted from before its open (h1 %llu)",
+		     (unsigned long long)c2.value,
+		     (unsigned long long)c1.value);
+	cr_expect_eq(count_perf_fds(), 1, "the two handles share");
 }

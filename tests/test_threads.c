@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <semaphore.h>
+#include <stdio.h>
 
 #include "helpers.h"
 #include "sys.h"
@@ -35,6 +36,20 @@ static void *read_handle(void *arg)
 	return (void *)(intptr_t)shpmu_read(pmu, *(int *)arg, &c);
 }
 
+static sem_t other_done;
+
+/* Reads and enables the second handle, which needs its kernel event. */
+static void *use_other(void *arg)
+{
+	struct shpmu_count c;
+	intptr_t err = shpmu_read(pmu, *(int *)arg, &c);
+
+	if (!err)
+		err = shpmu_enable(pmu, *(int *)arg);
+	sem_post(&other_done);
+	return (void *)err;
+}
+
 Test(threads, reads_of_different_events_do_not_wait_for_each_other)
 {
 	struct perf_event_attr clock = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
@@ -49,6 +64,7 @@ Test(threads, reads_of_different_events_do_not_wait_for_each_other)
 	pmu = shpmu_new(NULL);
 	cr_assert(pmu);
 	h1 = shpmu_open(pmu, &clock, &self);
+	faults.disabled = 1; /* its enable must really reach the kernel */
 	h2 = shpmu_open(pmu, &faults, &self);
 	cr_assert_geq(h1, 0);
 	cr_assert_geq(h2, 0);
@@ -63,14 +79,25 @@ Test(threads, reads_of_different_events_do_not_wait_for_each_other)
 	cr_assert_geq(park.block_fd, 0);
 	cr_assert_geq(nth_perf_fd(1), 0);
 
+	pthread_t other;
+	struct timespec deadline;
+	int waited;
+
+	sem_init(&other_done, 0, 0);
 	pthread_create(&t, NULL, read_handle, &h1);
 	sem_wait(&park.entered); /* h1's read is now inside read(2) */
-	cr_expect_eq(shpmu_read(pmu, h2, &c), 0,
-		     "a read of another event waited for the parked one");
-	cr_expect_eq(shpmu_enable(pmu, h2), 0);
+	pthread_create(&other, NULL, use_other, &h2);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 10;
+	waited = sem_timedwait(&other_done, &deadline);
+	cr_expect_eq(waited, 0,
+		     "h2's read and enable waited for h1's parked read");
 	sem_post(&park.release);
 	pthread_join(t, &ret);
 	cr_expect_eq((intptr_t)ret, 0);
+	pthread_join(other, &ret);
+	cr_expect_eq((intptr_t)ret, 0);
+	cr_assert_eq(shpmu_read(pmu, h2, &c), 0);
 	shpmu_free(pmu);
 }
 
@@ -87,30 +114,33 @@ static void *worker(void *arg)
 		false);
 	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
 				    .cpu = SHPMU_ALL_CPUS };
-	uint64_t last = 0;
+	uint64_t last = 0, last_before = wall_ns(), before, after;
+	uint64_t ncpus = (uint64_t)online_cpus();
 	struct shpmu_count c;
 	int h = shpmu_open(pmu, &a, &all);
 	intptr_t bad = 0;
 
 	if (h < 0)
 		return (void *)1;
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < ROUNDS && !bad; i++) {
+		int err = 0;
+
 		switch (i % 7) {
 		case 1:
-			shpmu_disable(pmu, h);
+			err = shpmu_disable(pmu, h);
 			break;
 		case 3:
-			shpmu_enable(pmu, h);
+			err = shpmu_enable(pmu, h);
 			break;
 		case 5:
 			if (i % 35 == 5) {
-				shpmu_reset(pmu, h);
+				err = shpmu_reset(pmu, h);
 				last = 0;
 			}
 			break;
 		case 6:
 			if (i % 70 == 6) {
-				shpmu_close(pmu, h);
+				err = shpmu_close(pmu, h);
 				h = shpmu_open(pmu, &a, &all);
 				if (h < 0)
 					return (void *)2;
@@ -118,11 +148,20 @@ static void *worker(void *arg)
 			}
 			break;
 		}
+		if (err)
+			return (void *)5;
+		before = wall_ns();
 		if (shpmu_read(pmu, h, &c))
 			return (void *)3;
-		if (c.value < last || c.time_enabled < c.time_running)
+		after = wall_ns();
+		/* A clock on every CPU cannot run faster than the wall clock
+		 * on every CPU: a larger step between two reads (bounded by
+		 * the wall times around them) is a jump. */
+		if (c.value < last || c.time_enabled < c.time_running ||
+		    c.value - last > (after - last_before) * ncpus + 1000000)
 			bad = 4;
 		last = c.value;
+		last_before = before;
 	}
 	shpmu_close(pmu, h);
 	return (void *)bad;

@@ -100,7 +100,9 @@ struct shpmu_target {
 /** One handle's reading. */
 struct shpmu_count {
 	uint64_t value;	       /**< events counted in the handle's windows */
-	uint64_t time_enabled; /**< ns this handle was enabled */
+	/** ns the event was enabled within the handle's windows, summed over
+	 *  the CPUs it spans (N CPUs: about N x the wall time) */
+	uint64_t time_enabled;
 	uint64_t time_running; /**< ns of that the event was on the PMU */
 };
 
@@ -139,8 +141,14 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  *        now, 1 means it counts nothing until shpmu_enable().
  *        read_format and the sampling-only side-band bits are ignored.
  * @param target what to count
+ * Requests share a kernel event unless SHPMU_F_NO_SHARING is set, the
+ * attr has remove_on_exec, or its type is the kprobe or uprobe PMU (whose
+ * config1 is a pointer). A task event is not shared once its thread has
+ * exited: a new request for a reused tid gets a new event.
+ *
  * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target),
- *         -E2BIG (attr bytes past what this version knows are non-zero),
+ *         -E2BIG (attr bytes past what this version knows are non-zero, or
+ *         a size over a page),
  *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),
  *         -EXDEV (a cgroup path outside the cgroup root),
  *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or

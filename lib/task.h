@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which task a tid names. A tid is reused once its thread exits, and a
+ * kernel event opened for the old thread counts nothing for the new one,
+ * so a task event is shared only with requests for the same thread. The
+ * thread's pidfs inode number tells: it is unique for the system's
+ * lifetime (Linux 6.9 and later, pidfd_open with PIDFD_THREAD).
+ */
+#ifndef SHPMU_TASK_H
+#define SHPMU_TASK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The identity of thread tid now: its pidfs inode, 0 where the kernel
+ * cannot tell (then nothing is compared), or -ESRCH if it is gone. */
+int64_t task_identity(pid_t tid);
+
+#endif
