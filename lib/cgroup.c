@@ -49,8 +49,10 @@ int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
 		return err;
 	err = root ? cgroup_mount_check(pmu, root, &cg->root, &cg->v2)
 		   : cgroup_mount_discover(pmu, &cg->root, &cg->v2);
-	if (err == -ENOENT && !root)
-		return 0; /* no cgroups on this host: not fatal */
+	/* No cgroups on this host, or no /proc to find them in: cgroup
+	 * targets fail later, the rest works. */
+	if ((err == -ENOENT || err == -EIO) && !root)
+		return 0;
 	if (err)
 		goto fail;
 	cg->root_len = strlen(cg->root);
@@ -103,7 +105,7 @@ static int relative_path(struct shpmu *pmu, const char *path,
 			 const char **rel)
 {
 	const struct cgroups *cg = &pmu->cgroups;
-	const char *p;
+	const char *given = path, *p;
 
 	if (path[0] == '/') {
 		if (strncmp(path, cg->root, cg->root_len) ||
@@ -124,7 +126,7 @@ static int relative_path(struct shpmu *pmu, const char *path,
 
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
 			pr_err(pmu, "cgroup path %s: '..' is not allowed",
-			       path);
+			       given);
 			return -EINVAL;
 		}
 		p += len;
@@ -158,9 +160,10 @@ int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
 			err = -EINVAL;
 		pr_err(pmu, "cgroup %s/%s: %s", pmu->cgroups.root,
 		       strcmp(rel, ".") ? rel : "",
-		       err == -EINVAL ? "a symlink or mount crossing is not "
-					"allowed"
-				      : strerror(-err));
+		       err == -EINVAL ? "a symlink is not allowed"
+		       : err == -EXDEV ? "crossing into another mount is not "
+					 "allowed"
+				       : strerror(-err));
 		return err;
 	}
 	err = cgroup_fd_id(pmu, *fd, id);
@@ -171,6 +174,43 @@ int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
 	return err;
 }
 
+static int copy_out(const char *s, size_t n, char *buf, size_t len)
+{
+	if (n + 1 > len)
+		return -ERANGE;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The absolute path of the directory open as fd, from /proc/self/fd:
+ * -ENOENT if it was removed or lies outside our root (a sub-tree root given
+ * in opts: the file handle reaches the whole file system). */
+static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	const struct cgroups *cg = &pmu->cgroups;
+	char link[64], path[PATH_MAX];
+	size_t dlen = sizeof(deleted) - 1;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((size_t)n > dlen && !memcmp(path + n - dlen, deleted, dlen))
+		return -ENOENT;
+	if (strncmp(path, cg->root, cg->root_len) ||
+	    ((size_t)n > cg->root_len && path[cg->root_len] != '/')) {
+		pr_err(pmu, "cgroup %.*s is outside the cgroup root %s",
+		       (int)n, path, cg->root);
+		return -ENOENT;
+	}
+	return copy_out(path, (size_t)n, buf, len);
+}
+
 /* The cgroup by id through the kernel's file handle, which needs
  * CAP_DAC_READ_SEARCH. */
 static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
@@ -179,10 +219,17 @@ static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
 				   .fh.handle_type = pmu->cgroups.handle_type,
 				   .id = id };
 
+	char path[PATH_MAX];
+	int err;
+
 	*fd = sys_open_by_handle_at(pmu, pmu->cgroups.root_fd, &h.fh,
 				    DIR_FLAGS);
-	if (*fd >= 0)
-		return 0;
+	if (*fd >= 0) {
+		err = fd_path(pmu, *fd, path, sizeof(path));
+		if (err)
+			sys_close(pmu, *fd);
+		return err;
+	}
 	/* A stale or made-up handle: no such cgroup (any more). */
 	return *fd == -ESTALE || *fd == -EINVAL ? -ENOENT : *fd;
 }
@@ -264,15 +311,6 @@ int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd)
 
 /* ---- the public calls ---- */
 
-static int copy_out(const char *s, size_t n, char *buf, size_t len)
-{
-	if (n + 1 > len)
-		return -ERANGE;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return 0;
-}
-
 int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len)
 {
 	int err;
@@ -309,25 +347,6 @@ int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
 	return 0;
 }
 
-/* The absolute path of the directory open as fd, from /proc/self/fd. */
-static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
-{
-	char link[64], path[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	/* Outside our root (a sub-tree root given in opts): not ours. */
-	if (strncmp(path, pmu->cgroups.root, pmu->cgroups.root_len) ||
-	    (n > (ssize_t)pmu->cgroups.root_len &&
-	     path[pmu->cgroups.root_len] != '/'))
-		return -ENOENT;
-	return copy_out(path, (size_t)n, buf, len);
-}
 
 int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
 {

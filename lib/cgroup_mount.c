@@ -27,13 +27,22 @@ int cgroup_mount_check(struct shpmu *pmu, const char *path, char **root,
 	struct statfs sfs;
 	char *real;
 
+	int err;
+
 	real = realpath(path, NULL);
 	if (!real) {
-		pr_err(pmu, "cgroup root %s: %s", path, strerror(errno));
-		return errno == ENOMEM ? -ENOMEM : -ENOENT;
+		err = errno;
+		pr_err(pmu, "cgroup root %s: %s", path, strerror(err));
+		return err == ENOMEM ? -ENOMEM : -ENOENT;
 	}
-	if (statfs(real, &sfs) < 0 || (sfs.f_type != CGROUP2_SUPER_MAGIC &&
-				       sfs.f_type != CGROUP_SUPER_MAGIC)) {
+	if (statfs(real, &sfs) < 0) {
+		err = -errno;
+		pr_err(pmu, "cgroup root %s: %s", real, strerror(-err));
+		free(real);
+		return err;
+	}
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC &&
+	    sfs.f_type != CGROUP_SUPER_MAGIC) {
 		pr_err(pmu, "cgroup root %s is not on a cgroup file system",
 		       real);
 		free(real);

@@ -113,8 +113,9 @@ static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
 		fd = sys_openat(pmu, dirfd(dir), d->d_name,
 				O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (fd < 0) {
-			/* Removed while we walked: not an error. */
-			if (fd != -ENOENT)
+			/* Removed while we walked, or not ours to read:
+			 * skip it rather than lose the rest. */
+			if (fd != -ENOENT && fd != -EACCES && fd != -EPERM)
 				err = fd;
 			free(child);
 			continue;
@@ -134,22 +135,29 @@ static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
 
 int cgroup_walk(struct shpmu *pmu, int root_fd, struct cgroup_path_map *map)
 {
+	struct cgroup_path_map fresh = { 0 };
 	uint64_t id;
 	int fd, err;
 
-	cgroup_path_map_clear(map);
 	fd = sys_openat(pmu, root_fd, ".", O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
 	err = cgroup_fd_id(pmu, fd, &id);
 	if (!err)
-		err = add(map, id, "");
+		err = add(&fresh, id, "");
 	if (err) {
 		sys_close(pmu, fd);
+		cgroup_path_map_clear(&fresh);
 		return err;
 	}
-	err = walk_dir(pmu, fd, "", 0, map);
-	if (err)
-		pr_warn(pmu, "cgroup walk stopped early: %s", strerror(-err));
-	return err;
+	err = walk_dir(pmu, fd, "", 0, &fresh);
+	if (err) {
+		/* Keep what the last full walk found. */
+		pr_warn(pmu, "cgroup walk failed: %s", strerror(-err));
+		cgroup_path_map_clear(&fresh);
+		return err;
+	}
+	cgroup_path_map_clear(map);
+	*map = fresh;
+	return 0;
 }

@@ -26,8 +26,8 @@ struct cgroup_path_map {
 
 void cgroup_path_map_clear(struct cgroup_path_map *map);
 
-/* Rebuilds map by walking everything under root_fd. 0 or -errno; on
- * failure map holds what the walk found before it failed. */
+/* Rebuilds map by walking everything under root_fd (directories it may
+ * not read are skipped). 0 or -errno; on failure map is unchanged. */
 int cgroup_walk(struct shpmu *pmu, int root_fd, struct cgroup_path_map *map);
 
 /* The relative path of id, or NULL. */

@@ -302,3 +302,32 @@ Test(cgroups, a_removed_cgroup_keeps_its_last_value)
 	cr_assert_eq(shpmu_close(pmu, h), 0);
 	cr_expect_eq(count_perf_fds(), fds, "close released the fds");
 }
+
+/* A sub-tree root confines ids too: the kernel's file handles reach the
+ * whole hierarchy, the library must not. */
+Test(cgroups, a_sub_tree_root_confines_ids_and_paths)
+{
+	const char *inside = cg_make("mine"), *outside = cg_make("theirs");
+	const char *child = cg_make("mine/c");
+	SHPMU_OPTS(opts, .cgroup_root = inside, .log = record_log);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_id = cg_ino(outside) };
+	char buf[PATH_MAX];
+	uint64_t id;
+	struct shpmu *p = shpmu_new(&opts);
+
+	cr_assert(p, "%s", last_log);
+	cr_expect_eq(shpmu_open(p, &a, &t), -ENOENT);
+	cr_expect_eq(shpmu_cgroup_path(p, cg_ino(outside), buf, sizeof(buf)),
+		     -ENOENT);
+	cr_expect_eq(shpmu_cgroup_id(p, outside, &id), -EXDEV);
+	cr_expect_eq(shpmu_cgroup_id(p, "c", &id), 0);
+	cr_expect_eq(id, cg_ino(child));
+	cr_expect_eq(shpmu_cgroup_path(p, id, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, child);
+	t.cgroup_id = id;
+	cr_expect_geq(shpmu_open(p, &a, &t), 0);
+	shpmu_free(p);
+}

@@ -222,7 +222,8 @@ SHPMU_API int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out);
 /*
  * Cgroups. Ids are the kernel's: on cgroup2 the directory's inode number,
  * as bpf_get_current_cgroup_id() and PERF_SAMPLE_CGROUP report them. Paths
- * are absolute under the cgroup root, or relative to it; ".." is refused
+ * are absolute under the cgroup root, or relative to it ("" is the root
+ * itself); ".." is refused
  * with -EINVAL, a symlink with -EINVAL, and an absolute path outside the
  * root with -EXDEV. Without a cgroup mount every call returns -ENOENT.
  */
