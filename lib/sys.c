@@ -141,12 +141,15 @@ int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 		struct open_how *how)
 {
 	const struct shpmu_sys_ops *ops = pmu->sys;
-	int fd;
+	int fd, races = 0;
 
 	how->flags |= O_CLOEXEC;
+	/* EAGAIN: a rename or mount raced the RESOLVE_* walk; worth a few
+	 * more tries, not an endless loop. */
 	do
 		fd = ops->openat2(dirfd, path, how, sizeof(*how), ops->arg);
-	while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+	while (fd < 0 &&
+	       (errno == EINTR || (errno == EAGAIN && ++races < 16)));
 	return fd < 0 ? -errno : fd;
 }
 
