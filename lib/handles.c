@@ -146,23 +146,48 @@ void handles_release(struct handle_table *t, int h)
 	push_free(t, index);
 }
 
-struct handle *handle_lock(struct handle_table *t, int h)
+struct handle *handle_find_locked(struct handle_table *t, int h)
 {
 	struct handle *slot;
-	uint32_t index;
 
 	if (h < 0)
 		return NULL;
-	index = handle_index(h);
-	slot = handles_slot(t, index);
-	if (!slot)
+	slot = handles_slot(t, handle_index(h));
+	if (!slot || !slot->ev || slot->gen != handle_gen(h))
 		return NULL;
-	pthread_mutex_lock(stripe_of(t, index));
-	if (!slot->ev || slot->gen != handle_gen(h)) {
-		pthread_mutex_unlock(stripe_of(t, index));
-		return NULL;
-	}
 	return slot;
+}
+
+struct handle *handle_lock(struct handle_table *t, int h)
+{
+	struct handle *slot;
+
+	if (h < 0 || !handles_slot(t, handle_index(h)))
+		return NULL;
+	pthread_mutex_lock(stripe_of(t, handle_index(h)));
+	slot = handle_find_locked(t, h);
+	if (!slot)
+		pthread_mutex_unlock(stripe_of(t, handle_index(h)));
+	return slot;
+}
+
+unsigned int handle_stripe(int h)
+{
+	return handle_index(h) % HANDLE_STRIPES;
+}
+
+void handles_lock_stripes(struct handle_table *t, uint64_t mask)
+{
+	for (unsigned int i = 0; i < HANDLE_STRIPES; i++)
+		if (mask & (1ull << i))
+			pthread_mutex_lock(&t->stripes[i]);
+}
+
+void handles_unlock_stripes(struct handle_table *t, uint64_t mask)
+{
+	for (unsigned int i = 0; i < HANDLE_STRIPES; i++)
+		if (mask & (1ull << i))
+			pthread_mutex_unlock(&t->stripes[i]);
 }
 
 void handle_unlock(struct handle_table *t, int h)

@@ -63,6 +63,14 @@ void handles_release(struct handle_table *t, int h);
 struct handle *handle_lock(struct handle_table *t, int h);
 void handle_unlock(struct handle_table *t, int h);
 
+/* Batches: the stripe a handle uses, locking a set of stripes (bit i =
+ * stripe i) in ascending order, and finding a handle whose stripe is
+ * already held (NULL: -EBADF). */
+unsigned int handle_stripe(int h);
+void handles_lock_stripes(struct handle_table *t, uint64_t mask);
+void handles_unlock_stripes(struct handle_table *t, uint64_t mask);
+struct handle *handle_find_locked(struct handle_table *t, int h);
+
 /* The slot at index, or NULL; for walks under the context lock. */
 struct handle *handles_slot(struct handle_table *t, uint32_t index);
 int handle_of(const struct handle *slot, uint32_t index);

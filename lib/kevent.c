@@ -8,12 +8,14 @@
 
 #include "context.h"
 #include "cpus.h"
+#include "explain.h"
 #include "log.h"
 #include "sys.h"
 #include "task.h"
 
 #define READ_FORMAT                                                            \
 	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define GROUP_FORMAT (READ_FORMAT | PERF_FORMAT_GROUP | PERF_FORMAT_ID)
 
 static const char *target_name(const struct target_key *t, char *buf,
 			       size_t len)
@@ -42,40 +44,80 @@ static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 	return 1;
 }
 
+static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
+			    uint32_t i, uint32_t m,
+			    const struct perf_event_attr *attr, pid_t pid,
+			    unsigned long flags, int err)
+{
+	int group_fd = m ? ev->fds[(size_t)i * ev->nevents] : -1;
+	char why[384], where[64];
+
+	explain_open_error(pmu, err, attr, pid, ev->cpus[i], group_fd, flags,
+			   why, sizeof(why));
+	pr_err(pmu,
+	       "perf_event_open(type %u, config %#llx%s) for %s (cpu %d): "
+	       "%s: %s",
+	       attr->type, (unsigned long long)attr->config,
+	       ev->nevents > 1 ? ", in a group" : "",
+	       target_name(&ev->key.target, where, sizeof(where)),
+	       ev->cpus[i], strerror(-err), why);
+}
+
+/* Opens one CPU's events: the leader, then the members into its group. */
+static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i,
+		    pid_t pid, unsigned long flags)
+{
+	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
+	int *fds = &ev->fds[(size_t)i * ev->nevents];
+	uint32_t m;
+	int fd;
+
+	for (m = 0; m < ev->nevents; m++) {
+		key_to_attr(&ev->key.events[m], ev->nevents > 1 ? GROUP_FORMAT
+								: READ_FORMAT,
+			    attr);
+		/* Members follow their leader's enable state. */
+		if (m > 0)
+			((struct perf_event_attr *)attr)->disabled = 0;
+		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
+					 pid, ev->cpus[i], m ? fds[0] : -1,
+					 flags);
+		if (fd < 0)
+			goto fail;
+		fds[m] = fd;
+	}
+	return 0;
+fail:
+	explain_failure(pmu, ev, i, m, (struct perf_event_attr *)attr, pid,
+			flags, fd);
+	while (m--)
+		sys_close(pmu, fds[m]);
+	return fd;
+}
+
 static int open_fds(struct shpmu *pmu, struct kevent *ev, int cgroup_fd)
 {
 	const struct target_key *t = &ev->key.target;
-	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
 	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
-	char why[256], where[64];
 	pid_t pid = t->pid;
 	uint32_t i;
-	int fd;
+	int err;
 
 	if (t->kind == SHPMU_TARGET_CGROUP) {
 		pid = cgroup_fd;
 		flags |= PERF_FLAG_PID_CGROUP;
 	}
-	key_to_attr(&ev->key.events[0], READ_FORMAT, attr);
 	for (i = 0; i < ev->nfds; i++) {
-		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
-					 pid, ev->cpus[i], -1, flags);
-		if (fd < 0)
+		err = open_cpu(pmu, ev, i, pid, flags);
+		if (err)
 			goto fail;
-		ev->fds[i] = fd;
 	}
 	return 0;
 fail:
-	shpmu_explain_open_error(pmu, fd, why, sizeof(why));
-	pr_err(pmu,
-	       "perf_event_open(type %u, config %#llx) for %s (cpu %d): %s: %s",
-	       ev->key.events[0].type,
-	       (unsigned long long)ev->key.events[0].config,
-	       target_name(t, where, sizeof(where)), ev->cpus[i],
-	       strerror(-fd), why);
 	while (i--)
-		sys_close(pmu, ev->fds[i]);
-	return fd;
+		for (uint32_t m = 0; m < ev->nevents; m++)
+			sys_close(pmu, ev->fds[(size_t)i * ev->nevents + m]);
+	return err;
 }
 
 int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
@@ -99,12 +141,13 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		err = -E2BIG;
 		goto free_ev;
 	}
+	ev->nevents = key->nevents;
 	ev->nvals = KVAL_COUNT + key->nevents;
 	/* Before the open: a tid reused in between then looks stale, which
 	 * only costs a fresh event later. */
 	if (key->target.kind == SHPMU_TARGET_TASK)
 		ev->task = task_identity(key->target.pid);
-	ev->fds = calloc(ev->nfds, sizeof(*ev->fds));
+	ev->fds = calloc(kevent_nfds_total(ev), sizeof(*ev->fds));
 	if (!ev->fds) {
 		err = -ENOMEM;
 		goto free_cpus;
@@ -119,7 +162,7 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 	return 0;
 
 close_fds:
-	for (uint32_t i = 0; i < ev->nfds; i++)
+	for (uint32_t i = 0; i < kevent_nfds_total(ev); i++)
 		sys_close(pmu, ev->fds[i]);
 free_fds:
 	free(ev->fds);
@@ -132,7 +175,7 @@ free_ev:
 
 void kevent_close(struct shpmu *pmu, struct kevent *ev)
 {
-	for (uint32_t i = 0; i < ev->nfds; i++)
+	for (uint32_t i = 0; i < kevent_nfds_total(ev); i++)
 		sys_close(pmu, ev->fds[i]);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev->fds);
@@ -148,7 +191,8 @@ int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on)
 	int err = 0;
 
 	for (i = 0; i < ev->nfds; i++) {
-		err = sys_ioctl(pmu, ev->fds[i], req, 0);
+		err = sys_ioctl(pmu, kevent_fd(ev, i), req,
+				PERF_IOC_FLAG_GROUP);
 		if (err < 0)
 			break;
 	}
@@ -157,8 +201,33 @@ int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on)
 	pr_err(pmu, "cannot %s kernel event on cpu %d: %s",
 	       on ? "enable" : "disable", ev->cpus[i], strerror(-err));
 	while (i--)
-		sys_ioctl(pmu, ev->fds[i], undo, 0);
+		sys_ioctl(pmu, kevent_fd(ev, i), undo, PERF_IOC_FLAG_GROUP);
 	return err;
+}
+
+/* A group reads as nr, time_enabled, time_running, then (value, id) per
+ * member in the order they joined: leader first. */
+static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
+		      uint64_t *vals)
+{
+	uint64_t buf[3 + 2 * (KVAL_MAX - KVAL_COUNT)];
+	size_t want = (3 + 2 * (size_t)ev->nevents) * sizeof(uint64_t);
+	ssize_t n;
+
+	n = sys_read(pmu, kevent_fd(ev, i), buf, want);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != want || buf[0] != ev->nevents) {
+		pr_err(pmu, "short read of group on cpu %d: %zd bytes, %llu "
+			    "members",
+		       ev->cpus[i], n, (unsigned long long)buf[0]);
+		return -EIO;
+	}
+	vals[KVAL_ENABLED] = buf[1];
+	vals[KVAL_RUNNING] = buf[2];
+	for (uint32_t m = 0; m < ev->nevents; m++)
+		vals[KVAL_COUNT + m] = buf[3 + 2 * m];
+	return 0;
 }
 
 int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
@@ -168,7 +237,9 @@ int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	uint64_t buf[3];
 	ssize_t n;
 
-	n = sys_read(pmu, ev->fds[i], buf, sizeof(buf));
+	if (ev->nevents > 1)
+		return read_group(pmu, ev, i, vals);
+	n = sys_read(pmu, kevent_fd(ev, i), buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n != (ssize_t)sizeof(buf)) {

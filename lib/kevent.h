@@ -30,10 +30,13 @@ struct kevent {
 	bool registered;     /* findable by other opens */
 	pthread_mutex_t lock; /* enabled and the kernel's enable state */
 	uint32_t enabled;     /* handles enabled on it */
-	uint32_t nfds;	      /* one per CPU it spans */
+	uint32_t nfds;	      /* readable fds: one per CPU it spans */
+	uint32_t nevents;     /* events per CPU: a group's members, or 1 */
 	uint32_t nvals;	      /* values per fd reading, KVAL_* */
 	int64_t task;	      /* TASK target: task_identity() at open */
 	int *cpus;	      /* the CPU of each fd; -1: any */
+	/* nfds * nevents fds, CPU by CPU; fds[i * nevents] is CPU i's
+	 * group leader, the fd that is read and switched. */
 	int *fds;
 	struct share_key key; /* last: it ends in a flexible array */
 };
@@ -47,11 +50,23 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 /* Closes every fd and frees ev. */
 void kevent_close(struct shpmu *pmu, struct kevent *ev);
 
-/* Enables or disables every fd; on failure the ones already switched are
- * switched back. Caller holds ev->lock. */
+/* Enables or disables every CPU's fd (a group as a whole); on failure the
+ * ones already switched are switched back. Caller holds ev->lock. */
 int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on);
 
-/* Reads fd i into vals[0 .. nvals). Returns 0, -EIO (short read) or -errno. */
+/* All the fds the event holds. */
+static inline uint32_t kevent_nfds_total(const struct kevent *ev)
+{
+	return ev->nfds * ev->nevents;
+}
+
+static inline int kevent_fd(const struct kevent *ev, uint32_t i)
+{
+	return ev->fds[(size_t)i * ev->nevents];
+}
+
+/* Reads CPU i's fd (a whole group at once) into vals[0 .. nvals).
+ * Returns 0, -EIO (short or malformed read) or -errno. */
 int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 		uint64_t *vals);
 

@@ -31,8 +31,5 @@ static inline void *shpmu_err_ptr(int err)
 	return NULL;
 }
 
-/* Appends advice on what to do about a perf_event_open errno to buf. */
-void shpmu_explain_open_error(const struct shpmu *pmu, int err, char *buf,
-			      size_t len);
 
 #endif

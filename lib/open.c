@@ -150,7 +150,7 @@ static int open_shared(struct shpmu *pmu, const struct share_key *key,
 		if (sharing)
 			registry_insert(&pmu->registry, ev);
 		pmu->stats.kernel_events++;
-		pmu->stats.kernel_fds += ev->nfds;
+		pmu->stats.kernel_fds += kevent_nfds_total(ev);
 	} else {
 		pmu->stats.shared_opens++;
 	}
@@ -207,6 +207,38 @@ int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 	return shpmu_err(open_resolved(pmu, &k.key, target, disabled));
 }
 
+int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
+		     size_t n, const struct shpmu_target *target)
+{
+	struct share_key *key;
+	const char *why;
+	bool disabled, member_disabled;
+	int err = 0;
+
+	if (!pmu || !attrs || !target || n == 0 ||
+	    n > KVAL_MAX - KVAL_COUNT) {
+		pr_err(pmu, "shpmu_open_group: %s",
+		       !attrs || !target ? "attrs or target is NULL"
+					 : "a group has 1 to 64 members");
+		return shpmu_err(-EINVAL);
+	}
+	key = calloc(1, share_key_size((uint32_t)n));
+	if (!key)
+		return shpmu_err(-ENOMEM);
+	key->nevents = (uint32_t)n;
+	for (size_t i = 0; i < n && !err; i++)
+		err = key_from_attr(&attrs[i], &key->events[i],
+				    i ? &member_disabled : &disabled, &why);
+	if (!err)
+		err = target_to_key(target, &key->target, &why);
+	if (err)
+		pr_err(pmu, "shpmu_open_group: %s", why);
+	else
+		err = open_resolved(pmu, key, target, disabled);
+	free(key);
+	return shpmu_err(err);
+}
+
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 {
 	struct kevent *ev = slot->ev;
@@ -227,7 +259,7 @@ void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 	if (ev->registered)
 		registry_remove(&pmu->registry, ev);
 	pmu->stats.kernel_events--;
-	pmu->stats.kernel_fds -= ev->nfds;
+	pmu->stats.kernel_fds -= kevent_nfds_total(ev);
 	kevent_close(pmu, ev);
 }
 

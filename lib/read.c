@@ -8,19 +8,9 @@
 #include "log.h"
 #include "window.h"
 
-static void add_fd(const struct handle *slot, uint32_t i,
-		   struct shpmu_count *out)
-{
-	const uint64_t *acc = window_acc(slot, i);
-
-	out->value += acc[KVAL_COUNT];
-	out->time_enabled += acc[KVAL_ENABLED];
-	out->time_running += acc[KVAL_RUNNING];
-}
-
 int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 {
-	struct shpmu_count sum = { 0 };
+	struct shpmu_count sum;
 	struct handle *slot;
 	int err;
 
@@ -35,8 +25,7 @@ int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 	}
 	err = window_sync(pmu, slot);
 	if (!err)
-		for (uint32_t i = 0; i < slot->ev->nfds; i++)
-			add_fd(slot, i, &sum);
+		window_sum(slot, -1, &sum);
 	handle_unlock(&pmu->handles, h);
 	if (!err)
 		*out = sum;
@@ -45,7 +34,7 @@ int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 
 int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
 {
-	struct shpmu_count one = { 0 };
+	struct shpmu_count one;
 	struct handle *slot;
 	int i, err;
 
@@ -67,10 +56,52 @@ int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
 	}
 	err = window_sync_fd(pmu, slot, (uint32_t)i);
 	if (!err)
-		add_fd(slot, (uint32_t)i, &one);
+		window_sum(slot, i, &one);
 	handle_unlock(&pmu->handles, h);
 	if (!err)
 		*out = one;
+	return shpmu_err(err);
+}
+
+int shpmu_read_group(struct shpmu *pmu, int gh, struct shpmu_count *out,
+		     size_t n)
+{
+	struct shpmu_count sum[KVAL_MAX - KVAL_COUNT];
+	struct handle *slot;
+	uint32_t members;
+	int err;
+
+	if (!pmu || !out) {
+		pr_err(pmu, "shpmu_read_group: out is NULL");
+		return shpmu_err(-EINVAL);
+	}
+	slot = handle_lock(&pmu->handles, gh);
+	if (!slot) {
+		pr_err(pmu, "shpmu_read_group: %d is not an open handle", gh);
+		return shpmu_err(-EBADF);
+	}
+	members = slot->ev->nevents;
+	if (n < members) {
+		handle_unlock(&pmu->handles, gh);
+		pr_err(pmu, "shpmu_read_group: the group has %u members, out "
+			    "has room for %zu",
+		       members, n);
+		return shpmu_err(-ERANGE);
+	}
+	memset(sum, 0, sizeof(sum));
+	err = window_sync(pmu, slot);
+	for (uint32_t i = 0; !err && i < slot->ev->nfds; i++) {
+		const uint64_t *acc = window_acc(slot, i);
+
+		for (uint32_t m = 0; m < members; m++) {
+			sum[m].value += acc[KVAL_COUNT + m];
+			sum[m].time_enabled += acc[KVAL_ENABLED];
+			sum[m].time_running += acc[KVAL_RUNNING];
+		}
+	}
+	handle_unlock(&pmu->handles, gh);
+	if (!err)
+		memcpy(out, sum, members * sizeof(*out));
 	return shpmu_err(err);
 }
 

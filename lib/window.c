@@ -38,15 +38,23 @@ int window_start(struct shpmu *pmu, struct handle *h)
 int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i)
 {
 	uint64_t now[KVAL_MAX];
-	uint64_t *base = base_of(h, i), *acc = acc_of(h, i);
-	uint32_t nvals = h->ev->nvals;
 	int err;
 
 	if (!h->enabled)
 		return 0;
 	err = kevent_read(pmu, h->ev, i, now);
-	if (err)
-		return err;
+	if (!err)
+		window_apply(h, i, now);
+	return err;
+}
+
+void window_apply(struct handle *h, uint32_t i, const uint64_t *now)
+{
+	uint64_t *base = base_of(h, i), *acc = acc_of(h, i);
+	uint32_t nvals = h->ev->nvals;
+
+	if (!h->enabled)
+		return;
 	for (uint32_t v = 0; v < nvals; v++) {
 		/* The kernel event is never reset, so its values only grow;
 		 * a smaller one would be a kernel bug, not a negative delta. */
@@ -54,7 +62,6 @@ int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i)
 			acc[v] += now[v] - base[v];
 		base[v] = now[v];
 	}
-	return 0;
 }
 
 int window_sync(struct shpmu *pmu, struct handle *h)
@@ -73,6 +80,20 @@ void window_clear(struct handle *h)
 {
 	memset(acc_of(h, 0), 0,
 	       (size_t)h->ev->nfds * h->ev->nvals * sizeof(uint64_t));
+}
+
+void window_sum(const struct handle *h, int only, struct shpmu_count *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < h->ev->nfds; i++) {
+		const uint64_t *acc = acc_of(h, i);
+
+		if (only >= 0 && i != (uint32_t)only)
+			continue;
+		out->value += acc[KVAL_COUNT];
+		out->time_enabled += acc[KVAL_ENABLED];
+		out->time_running += acc[KVAL_RUNNING];
+	}
 }
 
 const uint64_t *window_acc(const struct handle *h, uint32_t i)

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include <shpmu/shpmu.h>
+
 struct shpmu;
 struct handle;
 struct kevent;
@@ -31,12 +33,20 @@ int window_start(struct shpmu *pmu, struct handle *h);
 /* Syncs fd i of the handle (a no-op on the counts of a disabled one). */
 int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i);
 
+/* Syncs fd i of the handle with a reading already made (read_many reads
+ * each kernel fd once for all its handles). */
+void window_apply(struct handle *h, uint32_t i, const uint64_t *now);
+
 /* Syncs every fd. On failure the fds synced so far stay synced, which
  * changes nothing a reader can see. */
 int window_sync(struct shpmu *pmu, struct handle *h);
 
 /* Zeroes acc (after a successful window_sync). */
 void window_clear(struct handle *h);
+
+/* The handle's reading (its first member's, for a group), summed over its
+ * fds; with only set, fd only. */
+void window_sum(const struct handle *h, int only, struct shpmu_count *out);
 
 /* The accumulated values of fd i, nvals of them (KVAL_*). */
 const uint64_t *window_acc(const struct handle *h, uint32_t i);

@@ -159,6 +159,53 @@ SHPMU_API int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 			 const struct shpmu_target *target);
 
 /**
+ * @brief Opens an event by name, as shpmu_open() does with its attr.
+ * @param event a libpfm4 name: generic ("cycles", "task-clock", "cs"),
+ *        "perf::TASK-CLOCK", PMU-specific ("INST_RETIRED.ANY"), with
+ *        modifiers (":u" user only, ":k" kernel only). It counts from now.
+ * @return a handle, -ENOENT (no such event name; the log says libpfm4's
+ *         reason), -EINVAL (bad modifier or NULL), or shpmu_open()'s
+ *         errors (-ENOENT too for a hardware event on a machine without a
+ *         hardware PMU: the log says so).
+ */
+SHPMU_API int shpmu_open_name(struct shpmu *pmu, const char *event,
+			      const struct shpmu_target *target);
+
+/**
+ * @brief Encodes an event name into a counting attr (enabled, size set),
+ *        for shpmu_open_group() or for changing it before shpmu_open().
+ * @return 0, -ENOENT (unknown name), -EINVAL (bad modifier or NULL).
+ */
+SHPMU_API int shpmu_event_attr(struct shpmu *pmu, const char *event,
+			       struct perf_event_attr *attr);
+
+/**
+ * @brief Calls cb with every event this machine's PMUs have ("pmu::event"
+ *        and its description), as libpfm4 knows them.
+ * @param cb returns 0 to go on; anything else stops the walk and is
+ *        returned
+ * @return 0, cb's non-zero return, -EINVAL (NULL cb), -ENOTSUP (libpfm4
+ *         failed to initialize).
+ */
+SHPMU_API int shpmu_list_events(struct shpmu *pmu,
+				int (*cb)(const char *name, const char *desc,
+					  void *arg),
+				void *arg);
+
+/**
+ * @brief Opens events as one kernel group per CPU (scheduled all or
+ *        nothing), shared only with an identical group on the same target.
+ * @param attrs n attrs, leader first; attrs[0].disabled says whether the
+ *        group counts from now, the members' disabled is ignored
+ * @param n 1 to 64
+ * @return a group handle, used like any handle (enable, disable, reset,
+ *         close; shpmu_read gives the leader), or shpmu_open()'s errors.
+ */
+SHPMU_API int shpmu_open_group(struct shpmu *pmu,
+			       const struct perf_event_attr *attrs, size_t n,
+			       const struct shpmu_target *target);
+
+/**
  * @brief Starts counting on a handle (a no-op if it already counts).
  * @return 0, -EBADF for a handle that is not open, or the kernel's error
  *         (the handle then stays disabled).
@@ -204,6 +251,26 @@ SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
  */
 SHPMU_API int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu,
 			     struct shpmu_count *out);
+
+/**
+ * @brief Reads every member of a group with one read(2) per CPU.
+ * @param out room for n counts; member i (in shpmu_open_group() order)
+ *        goes to out[i]; the times are the group's
+ * @return 0, -EINVAL (out NULL), -EBADF, -ERANGE (n is smaller than the
+ *         group), or the kernel's read error.
+ */
+SHPMU_API int shpmu_read_group(struct shpmu *pmu, int gh,
+			       struct shpmu_count *out, size_t n);
+
+/**
+ * @brief Reads n handles with one read(2) per kernel fd involved, however
+ *        many of the handles share it; out[i] is exactly what
+ *        shpmu_read(hs[i]) would give.
+ * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open: nothing
+ *         is read), -ENOMEM, or the kernel's read error.
+ */
+SHPMU_API int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
+			      struct shpmu_count *out);
 
 /**
  * @brief Scales a count for multiplexing: value * time_enabled /
