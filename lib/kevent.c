@@ -21,7 +21,7 @@ static const char *target_name(const struct target_key *t, char *buf,
 			       size_t len)
 {
 	if (t->kind == SHPMU_TARGET_TASK)
-		snprintf(buf, len, "task %d on cpu %d", t->pid, t->cpu);
+		snprintf(buf, len, "task %d", t->pid);
 	else if (t->kind == SHPMU_TARGET_CGROUP)
 		snprintf(buf, len, "cgroup %llu",
 			 (unsigned long long)t->cgroup_id);

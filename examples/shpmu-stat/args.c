@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* shpmu-stat's command line, spelled as perf stat spells it. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat.h"
+
+static const char *default_events[] = { "task-clock", "context-switches",
+					"cpu-migrations", "page-faults" };
+
+void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: shpmu-stat [options] [-- command [args]]\n"
+		"  -e, --event LIST     events: names, or groups in {a,b}\n"
+		"  -a, --all-cpus       count every CPU\n"
+		"  -C, --cpu LIST       count these CPUs (0,2-3)\n"
+		"  -p, --pid PID        count an existing process\n"
+		"  -G, --cgroup LIST    count these cgroups (paths), per cgroup\n"
+		"      --cgroup-id LIST count these cgroups, by id\n"
+		"  -I, --interval-print MS  print every MS milliseconds\n"
+		"  -x, --field-separator SEP  CSV output, perf's field order\n"
+		"  -j, --json           JSON output, one object per line\n"
+		"  -v, --verbose        add a sharing summary\n"
+		"  -l, --list           list this machine's events\n");
+}
+
+/* Splits a -e list at commas outside braces into units. */
+static int add_events(struct options *o, char *list)
+{
+	char *p = list;
+
+	while (*p) {
+		bool group = *p == '{';
+		size_t first = o->nevents;
+		char *end;
+
+		if (group)
+			p++;
+		for (;;) {
+			size_t len = strcspn(p, group ? ",}" : ",");
+
+			if (len == 0 || o->nevents == MAX_EVENTS) {
+				fprintf(stderr, "shpmu-stat: bad event list "
+						"near '%s'\n",
+					p);
+				return -1;
+			}
+			end = p + len;
+			o->events[o->nevents++] = strndup(p, len);
+			p = end;
+			if (group && *p == '}') {
+				p++;
+				break;
+			}
+			if (!group || !*p) {
+				if (group) {
+					fprintf(stderr, "shpmu-stat: missing "
+							"'}'\n");
+					return -1;
+				}
+				break;
+			}
+			p++; /* the comma inside a group */
+		}
+		o->units[o->nunits++] =
+			(struct unit){ first, o->nevents - first };
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int parse_cpus(struct options *o, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		int lo = atoi(tok), hi = dash ? atoi(dash + 1) : lo;
+
+		for (int c = lo; c <= hi && o->ncpus < MAX_CPUS; c++)
+			o->cpus[o->ncpus++] = c;
+	}
+	free(copy);
+	return o->ncpus ? 0 : -1;
+}
+
+static int add_cgroups(struct options *o, char *list, bool by_id)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->ncgroups == MAX_CGROUPS)
+			return -1;
+		o->cgroups[o->ncgroups] = tok;
+		o->cgroup_ids[o->ncgroups] =
+			by_id ? strtoull(tok, NULL, 0) : 0;
+		o->ncgroups++;
+	}
+	return 0;
+}
+
+int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_CGROUP_ID = 256 };
+	static const struct option longs[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "cgroup-id", required_argument, NULL, OPT_CGROUP_ID },
+		{ "interval-print", required_argument, NULL, 'I' },
+		{ "field-separator", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->format = OUT_HUMAN;
+	/* "+": stop at the first non-option, the command. */
+	while ((c = getopt_long(argc, argv, "+e:aC:p:G:I:x:jvlh", longs,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (add_events(o, optarg))
+				return -1;
+			break;
+		case 'a':
+			o->all_cpus = true;
+			break;
+		case 'C':
+			if (parse_cpus(o, optarg)) {
+				fprintf(stderr, "shpmu-stat: bad CPU list\n");
+				return -1;
+			}
+			break;
+		case 'p':
+			o->pid = atoi(optarg);
+			break;
+		case 'G':
+		case OPT_CGROUP_ID:
+			if (add_cgroups(o, optarg, c == OPT_CGROUP_ID))
+				return -1;
+			break;
+		case 'I':
+			o->interval_ms = atoi(optarg);
+			if (o->interval_ms < 10) {
+				fprintf(stderr, "shpmu-stat: -I needs at "
+						"least 10 ms\n");
+				return -1;
+			}
+			break;
+		case 'x':
+			o->sep = optarg;
+			o->format = OUT_CSV;
+			break;
+		case 'j':
+			o->format = OUT_JSON;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'l':
+			o->list = true;
+			return 0;
+		default:
+			usage(c == 'h' ? stdout : stderr);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (!o->nevents) {
+		for (size_t i = 0; i < 4; i++)
+			o->events[i] = strdup(default_events[i]);
+		o->nevents = 4;
+		for (size_t i = 0; i < 4; i++)
+			o->units[i] = (struct unit){ i, 1 };
+		o->nunits = 4;
+	}
+	if (!o->command && !o->pid && !o->all_cpus && !o->ncpus &&
+	    !o->ncgroups) {
+		fprintf(stderr, "shpmu-stat: say what to count: a command, "
+				"-p, -a, -C or -G\n");
+		usage(stderr);
+		return -1;
+	}
+	if (o->pid && (o->all_cpus || o->ncgroups)) {
+		fprintf(stderr, "shpmu-stat: -p counts one process; it does "
+				"not mix with -a or -G\n");
+		return -1;
+	}
+	return 0;
+}

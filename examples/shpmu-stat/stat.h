@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* shpmu-stat: a perf-stat-like command on libshpmu. */
+#ifndef SHPMU_STAT_H
+#define SHPMU_STAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <shpmu/shpmu.h>
+
+#define MAX_EVENTS 64
+#define MAX_CGROUPS 256
+#define MAX_CPUS 4096
+
+/* One thing opened as a unit: a single event, or a {group}. */
+struct unit {
+	size_t first, n; /* events[first .. first + n) */
+};
+
+enum output_format { OUT_HUMAN, OUT_CSV, OUT_JSON };
+
+struct options {
+	char *events[MAX_EVENTS];
+	size_t nevents;
+	struct unit units[MAX_EVENTS];
+	size_t nunits;
+	bool all_cpus;
+	int cpus[MAX_CPUS];
+	int ncpus; /* 0: not given */
+	pid_t pid; /* -p; 0: none */
+	const char *cgroups[MAX_CGROUPS];
+	uint64_t cgroup_ids[MAX_CGROUPS];
+	size_t ncgroups;
+	int interval_ms;
+	const char *sep; /* -x */
+	enum output_format format;
+	bool verbose;
+	bool list;
+	char **command; /* after "--" */
+};
+
+/* Fills opts from argv; prints the reason and returns -1 on bad usage. */
+int parse_args(int argc, char **argv, struct options *opts);
+void usage(FILE *f);
+
+/* A reading of one event for one row (a cgroup, or everything). */
+struct row {
+	const char *event;
+	const char *cgroup; /* NULL when not per cgroup */
+	struct shpmu_count count;
+};
+
+void print_header(const struct options *o);
+void print_row(const struct options *o, const struct row *r, double ts);
+void print_footer(const struct options *o, double elapsed_s,
+		  const struct shpmu_stats *st, uint64_t fds_unshared);
+
+#endif
