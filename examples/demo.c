@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * shpmu-demo: a tiny monitoring agent whose plugins ask for overlapping
- * counters. A CPU plugin counts system-wide per CPU and resets after each
- * interval; a scheduler plugin asks for some of the same events and keeps
- * running totals; two self-profilers count this process's main thread. A
- * child process makes work to see. At the end the demo opens the very same
- * requests without sharing, to show what sharing saved.
+ * shpmu-demo: a small monitoring agent whose plugins ask for overlapping
+ * counters, the way independent plugins do.
+ *
+ *   cpu plugin        cpu-clock and context-switches on every CPU, per CPU
+ *   container plugin  task-clock and context-switches for three cgroups it
+ *                     makes and runs work in (by path), read in one batch
+ *   sched plugin      context-switches on every CPU and per container (by
+ *                     cgroup id): the same kernel events as the two above
+ *   self-profilers    two plugins counting this thread's task-clock
+ *
+ * It prints every plugin's counts for a few intervals, then what sharing
+ * saved: the same requests opened without sharing, counted for real.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,48 +29,149 @@
 
 #define INTERVALS 3
 #define INTERVAL_MS 300
+#define NCONTAINERS 3
 
 struct request {
-	const char *consumer;
+	const char *plugin;
 	const char *event;
-	uint64_t config; /* PERF_TYPE_SOFTWARE */
-	enum shpmu_target_kind kind;
+	struct shpmu_target target;
+	const char *label; /* what the target is, for printing */
 	int h;
 };
 
-static struct request requests[] = {
-	{ "cpu-plugin", "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, SHPMU_TARGET_CPU, -1 },
-	{ "cpu-plugin", "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES,
-	  SHPMU_TARGET_CPU, -1 },
-	{ "sched-plugin", "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES,
-	  SHPMU_TARGET_CPU, -1 },
-	{ "sched-plugin", "cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS,
-	  SHPMU_TARGET_CPU, -1 },
-	{ "self-profiler-1", "task-clock", PERF_COUNT_SW_TASK_CLOCK,
-	  SHPMU_TARGET_TASK, -1 },
-	{ "self-profiler-1", "page-faults", PERF_COUNT_SW_PAGE_FAULTS,
-	  SHPMU_TARGET_TASK, -1 },
-	{ "self-profiler-2", "task-clock", PERF_COUNT_SW_TASK_CLOCK,
-	  SHPMU_TARGET_TASK, -1 },
-};
-#define NREQ (sizeof(requests) / sizeof(requests[0]))
+static struct request reqs[32];
+static size_t nreqs;
+static const char *container_names[NCONTAINERS] = { "web", "db", "batch" };
+static char container_paths[NCONTAINERS][600];
+static uint64_t container_ids[NCONTAINERS];
+static pid_t workers[NCONTAINERS];
+static char demo_cgroup[512];
 
-static int open_request(struct shpmu *pmu, const struct request *r)
+static void add(const char *plugin, const char *event,
+		struct shpmu_target target, const char *label)
 {
-	struct shpmu_target t = { .kind = r->kind, .cpu = -1 };
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = r->config;
-	return shpmu_open(pmu, &attr, &t);
+	reqs[nreqs++] = (struct request){ plugin, event, target, label, -1 };
 }
 
-/* Work for the counters to see: page faults and time on this thread. */
+/* A worker that moves itself into a cgroup, then mixes CPU and sleep in a
+ * ratio that differs per container. */
+static pid_t start_worker(const char *cgroup, int busy_share)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char procs[700];
+		FILE *f;
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+		f = fopen(procs, "w");
+		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+			_exit(1);
+		for (;;) {
+			struct timespec nap = { 0, 1000000L * (10 - busy_share) };
+
+			for (volatile long i = 0; i < 300000L * busy_share; i++)
+				;
+			nanosleep(&nap, NULL);
+		}
+	}
+	return pid;
+}
+
+/* Makes the containers under the cgroup root; false if it cannot. */
+static bool make_containers(struct shpmu *pmu)
+{
+	char root[256];
+
+	if (shpmu_cgroup_root(pmu, root, sizeof(root))) {
+		printf("container plugin: skipped, no cgroup hierarchy here\n");
+		return false;
+	}
+	snprintf(demo_cgroup, sizeof(demo_cgroup), "%s/shpmu-demo-%d", root,
+		 getpid());
+	if (mkdir(demo_cgroup, 0755)) {
+		printf("container plugin: skipped, cannot make cgroups under "
+		       "%s (%s): run as root\n",
+		       root, strerror(errno));
+		demo_cgroup[0] = '\0';
+		return false;
+	}
+	for (int i = 0; i < NCONTAINERS; i++) {
+		snprintf(container_paths[i], sizeof(container_paths[i]),
+			 "%s/%s", demo_cgroup, container_names[i]);
+		if (mkdir(container_paths[i], 0755) ||
+		    shpmu_cgroup_id(pmu, container_paths[i], &container_ids[i]))
+			return false;
+		workers[i] = start_worker(container_paths[i], 3 + 3 * i);
+	}
+	return true;
+}
+
+static void remove_containers(void)
+{
+	for (int i = 0; i < NCONTAINERS; i++) {
+		if (workers[i] > 0) {
+			kill(workers[i], SIGKILL);
+			waitpid(workers[i], NULL, 0);
+		}
+		if (container_paths[i][0])
+			rmdir(container_paths[i]);
+	}
+	if (demo_cgroup[0])
+		rmdir(demo_cgroup);
+}
+
+static void plan(bool containers)
+{
+	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
+				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target self = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+
+	add("cpu", "cpu-clock", all, "all CPUs");
+	add("cpu", "context-switches", all, "all CPUs");
+	add("sched", "context-switches", all, "all CPUs");
+	for (int i = 0; containers && i < NCONTAINERS; i++) {
+		struct shpmu_target by_path = { .kind = SHPMU_TARGET_CGROUP,
+						.cpu = SHPMU_ALL_CPUS,
+						.cgroup_path =
+							container_paths[i] };
+		struct shpmu_target by_id = { .kind = SHPMU_TARGET_CGROUP,
+					      .cpu = SHPMU_ALL_CPUS,
+					      .cgroup_id = container_ids[i] };
+
+		add("container", "task-clock", by_path, container_names[i]);
+		add("container", "context-switches", by_path,
+		    container_names[i]);
+		add("sched", "context-switches", by_id, container_names[i]);
+	}
+	add("self-profiler-1", "task-clock", self, "this thread");
+	add("self-profiler-1", "page-faults", self, "this thread");
+	add("self-profiler-2", "task-clock", self, "this thread");
+}
+
+static int open_all(struct shpmu *pmu, bool report)
+{
+	int opened = 0;
+
+	for (size_t i = 0; i < nreqs; i++) {
+		int h = shpmu_open_name(pmu, reqs[i].event, &reqs[i].target);
+
+		if (report)
+			reqs[i].h = h;
+		if (h < 0 && report)
+			printf("%s: skipped %s on %s: %s%s\n", reqs[i].plugin,
+			       reqs[i].event, reqs[i].label, strerror(-h),
+			       h == -EACCES ? " (needs CAP_PERFMON or "
+					      "perf_event_paranoid <= 0)"
+					    : "");
+		opened += h >= 0;
+	}
+	return opened;
+}
+
 static void self_work(void)
 {
-	size_t len = 8 << 20;
+	size_t len = 4 << 20;
 	char *p = malloc(len);
 
 	if (p) {
@@ -72,74 +182,78 @@ static void self_work(void)
 		;
 }
 
-/* A child that alternates burning CPU and sleeping: switches and time. */
-static pid_t start_workload(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct timespec nap = { 0, 1000000 };
-
-		for (;;) {
-			for (volatile int i = 0; i < 200000; i++)
-				;
-			nanosleep(&nap, NULL);
-		}
-	}
-	return pid;
-}
-
 static void print_interval(struct shpmu *pmu, int n)
 {
-	printf("interval %d (%d ms):\n", n, INTERVAL_MS);
-	for (size_t i = 0; i < NREQ; i++) {
-		struct request *r = &requests[i];
-		struct shpmu_count c;
+	int hs[32];
+	struct shpmu_count counts[32];
+	size_t nh = 0;
 
-		if (r->h < 0)
+	/* One batched read for everything: one read(2) per kernel fd. */
+	for (size_t i = 0; i < nreqs; i++)
+		if (reqs[i].h >= 0)
+			hs[nh++] = reqs[i].h;
+	if (shpmu_read_many(pmu, hs, nh, counts)) {
+		printf("read failed: %s\n", strerror(errno));
+		return;
+	}
+	printf("\ninterval %d (%d ms)\n", n, INTERVAL_MS);
+	for (size_t i = 0, k = 0; i < nreqs; i++) {
+		const struct shpmu_count *c;
+		uint64_t v;
+
+		if (reqs[i].h < 0)
 			continue;
-		if (shpmu_read(pmu, r->h, &c)) {
-			printf("  %-16s %-17s read failed: %s\n", r->consumer,
-			       r->event, strerror(errno));
+		c = &counts[k++];
+		v = shpmu_scale(c);
+		if (strstr(reqs[i].event, "clock"))
+			printf("  %-16s %-17s %-12s %12.2f ms\n",
+			       reqs[i].plugin, reqs[i].event, reqs[i].label,
+			       (double)v / 1e6);
+		else
+			printf("  %-16s %-17s %-12s %12" PRIu64 "\n",
+			       reqs[i].plugin, reqs[i].event, reqs[i].label, v);
+		/* The cpu plugin reports per interval; its reset leaves the
+		 * other plugins' totals alone. */
+		if (!strcmp(reqs[i].plugin, "cpu"))
+			shpmu_reset(pmu, reqs[i].h);
+	}
+	for (size_t i = 0; i < nreqs; i++) {
+		struct shpmu_count c;
+		int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+		if (reqs[i].h < 0 || strcmp(reqs[i].plugin, "sched") ||
+		    reqs[i].target.kind != SHPMU_TARGET_CPU)
 			continue;
-		}
-		printf("  %-16s %-17s %14llu%s\n", r->consumer, r->event,
-		       (unsigned long long)shpmu_scale(&c),
-		       r->kind == SHPMU_TARGET_CPU && !strcmp(r->consumer,
-							      "cpu-plugin")
-			       ? "  (this interval)"
-			       : "  (running total)");
-		/* The CPU plugin wants per-interval figures; resetting its
-		 * handle leaves the other plugins' totals alone. */
-		if (!strcmp(r->consumer, "cpu-plugin"))
-			shpmu_reset(pmu, r->h);
+		printf("  sched per CPU:");
+		for (int cpu = 0; cpu < cpus; cpu++)
+			if (!shpmu_read_cpu(pmu, reqs[i].h, cpu, &c))
+				printf("  cpu%d %" PRIu64, cpu, c.value);
+		printf(" context switches so far\n");
 	}
 }
 
 static void print_savings(const struct shpmu_stats *shared)
 {
 	SHPMU_OPTS(opts, .flags = SHPMU_F_NO_SHARING);
-	struct shpmu *raw = shpmu_new(&opts);
-	struct shpmu_stats alone = { 0 };
+	struct shpmu *alone = shpmu_new(&opts);
+	struct shpmu_stats st = { 0 };
 
-	if (raw) {
-		for (size_t i = 0; i < NREQ; i++)
-			if (requests[i].h >= 0)
-				open_request(raw, &requests[i]);
-		shpmu_get_stats(raw, &alone);
-		shpmu_free(raw);
+	if (alone) {
+		open_all(alone, false);
+		shpmu_get_stats(alone, &st);
+		shpmu_free(alone);
 	}
-	printf("\nsharing summary:\n");
-	printf("  handles:        %llu\n", (unsigned long long)shared->handles);
-	printf("  kernel events:  %llu (without sharing: %llu)\n",
-	       (unsigned long long)shared->kernel_events,
-	       (unsigned long long)alone.kernel_events);
-	printf("  perf fds:       %llu (without sharing: %llu)\n",
-	       (unsigned long long)shared->kernel_fds,
-	       (unsigned long long)alone.kernel_fds);
-	printf("  opens served by an existing event: %llu of %llu\n",
-	       (unsigned long long)shared->shared_opens,
-	       (unsigned long long)shared->opens);
+	printf("\nsharing summary\n");
+	printf("  handles (plugin requests): %" PRIu64 "\n", shared->handles);
+	printf("  kernel events:             %" PRIu64
+	       "   (without sharing: %" PRIu64 ")\n",
+	       shared->kernel_events, st.kernel_events);
+	printf("  perf fds:                  %" PRIu64
+	       "   (without sharing: %" PRIu64 ")\n",
+	       shared->kernel_fds, st.kernel_fds);
+	printf("  opens served by an existing event: %" PRIu64 " of %" PRIu64
+	       "\n",
+	       shared->shared_opens, shared->opens);
 }
 
 int main(void)
@@ -147,36 +261,29 @@ int main(void)
 	struct timespec interval = { 0, INTERVAL_MS * 1000000L };
 	struct shpmu_stats st;
 	struct shpmu *pmu;
-	pid_t child;
+	bool containers;
 
 	pmu = shpmu_new(NULL);
 	if (!pmu) {
 		fprintf(stderr, "shpmu_new: %s\n", strerror(errno));
 		return 1;
 	}
-	for (size_t i = 0; i < NREQ; i++) {
-		requests[i].h = open_request(pmu, &requests[i]);
-		if (requests[i].h < 0)
-			printf("skipping %s %s: %s%s\n", requests[i].consumer,
-			       requests[i].event, strerror(-requests[i].h),
-			       requests[i].h == -EACCES
-				       ? " (system-wide counting needs "
-					 "CAP_PERFMON or perf_event_paranoid "
-					 "<= 0)"
-				       : "");
+	containers = make_containers(pmu);
+	plan(containers);
+	if (!open_all(pmu, true)) {
+		fprintf(stderr, "nothing could be counted here\n");
+		remove_containers();
+		shpmu_free(pmu);
+		return 1;
 	}
-	child = start_workload();
 	for (int n = 1; n <= INTERVALS; n++) {
 		self_work();
 		nanosleep(&interval, NULL);
 		print_interval(pmu, n);
 	}
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
 	shpmu_get_stats(pmu, &st);
 	print_savings(&st);
 	shpmu_free(pmu);
+	remove_containers();
 	return 0;
 }
