@@ -60,7 +60,7 @@ static pid_t start_worker(const char *cgroup, int busy_share)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		char procs[700];
+		char procs[2048];
 		FILE *f;
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
