@@ -176,7 +176,7 @@ uint64_t cg_raw_sum(const int *fds, int n)
 	return sum;
 }
 
-void drop_dac_read_search(void)
+void drop_capability(int cap)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3
@@ -184,8 +184,12 @@ void drop_dac_read_search(void)
 	struct __user_cap_data_struct data[2];
 
 	cr_assert_eq(syscall(SYS_capget, &hdr, data), 0);
-	data[CAP_TO_INDEX(CAP_DAC_READ_SEARCH)].effective &=
-		~CAP_TO_MASK(CAP_DAC_READ_SEARCH);
+	data[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
 	cr_assert_eq(syscall(SYS_capset, &hdr, data), 0, "capset: %s",
 		     strerror(errno));
+}
+
+void drop_dac_read_search(void)
+{
+	drop_capability(CAP_DAC_READ_SEARCH);
 }

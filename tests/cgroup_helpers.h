@@ -37,7 +37,9 @@ uint64_t cg_wait(struct cg_child *c, struct rusage *ru);
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max);
 uint64_t cg_raw_sum(const int *fds, int n);
 
-/* Drops CAP_DAC_READ_SEARCH from this process's effective set. */
+/* Drops a capability (CAP_DAC_READ_SEARCH) from this process's
+ * effective set. */
+void drop_capability(int cap);
 void drop_dac_read_search(void);
 
 #endif
