@@ -97,7 +97,9 @@ static int add_cgroups(struct options *o, char *list, bool by_id)
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (o->ncgroups == MAX_CGROUPS)
 			return -1;
-		o->cgroups[o->ncgroups] = tok;
+		/* As in perf, "/" names the root cgroup, not the file
+		 * system's root. */
+		o->cgroups[o->ncgroups] = strcmp(tok, "/") ? tok : "";
 		o->cgroup_ids[o->ncgroups] =
 			by_id ? strtoull(tok, NULL, 0) : 0;
 		o->ncgroups++;

@@ -172,9 +172,9 @@ static int report(struct shpmu *pmu, const struct options *o, double ts,
 			}
 		}
 		for (size_t e = 0; e < o->nevents; e++) {
+			const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
 			struct row row = { o->events[e],
-					   o->ncgroups ? o->cgroups[r] : NULL,
-					   sums[e] };
+					   cg && !*cg ? "/" : cg, sums[e] };
 
 			print_row(o, &row, ts);
 		}

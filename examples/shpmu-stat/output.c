@@ -119,6 +119,7 @@ void print_footer(const struct options *o, double elapsed_s,
 	if (o->format == OUT_HUMAN && !o->interval_ms)
 		printf("\n %17.9f seconds time elapsed\n\n", elapsed_s);
 	/* On stderr, so that CSV and JSON stay parseable. */
+	fflush(stdout);
 	if (o->verbose)
 		fprintf(stderr,
 			"shpmu-stat: %" PRIu64 " handles on %" PRIu64
