@@ -93,9 +93,10 @@ void explain_open_error(struct shpmu *pmu, int err,
 			int group_fd, unsigned long flags, char *buf,
 			size_t len)
 {
+	char in_use_text[16];
 	const char *field;
 	struct rlimit rl;
-	int paranoid;
+	int paranoid, in_use;
 
 	switch (err) {
 	case -EACCES:
@@ -130,11 +131,18 @@ void explain_open_error(struct shpmu *pmu, int err,
 		break;
 	case -EMFILE:
 		getrlimit(RLIMIT_NOFILE, &rl);
+		in_use = fds_in_use();
+		/* Truly out of fds, even counting them takes one. */
+		if (in_use < 0)
+			snprintf(in_use_text, sizeof(in_use_text), "every one");
+		else
+			snprintf(in_use_text, sizeof(in_use_text), "%d",
+				 in_use);
 		snprintf(buf, len,
-			 "out of file descriptors: %d in use, RLIMIT_NOFILE "
+			 "out of file descriptors: %s in use, RLIMIT_NOFILE "
 			 "%llu (hard %llu); raise it with setrlimit or ulimit "
 			 "-n",
-			 fds_in_use(), (unsigned long long)rl.rlim_cur,
+			 in_use_text, (unsigned long long)rl.rlim_cur,
 			 (unsigned long long)rl.rlim_max);
 		break;
 	case -ENFILE:

@@ -139,7 +139,7 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 	ev->nfds = (uint32_t)n;
 	if (key->nevents + KVAL_COUNT > KVAL_MAX) {
 		err = -E2BIG;
-		goto free_ev;
+		goto free_cpus;
 	}
 	ev->nevents = key->nevents;
 	ev->nvals = KVAL_COUNT + key->nevents;
@@ -218,9 +218,8 @@ static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n != want || buf[0] != ev->nevents) {
-		pr_err(pmu, "short read of group on cpu %d: %zd bytes, %llu "
-			    "members",
-		       ev->cpus[i], n, (unsigned long long)buf[0]);
+		pr_err(pmu, "short read of group on cpu %d: %zd of %zu bytes",
+		       ev->cpus[i], n, want);
 		return -EIO;
 	}
 	vals[KVAL_ENABLED] = buf[1];

@@ -46,6 +46,7 @@ int shpmu_event_attr(struct shpmu *pmu, const char *event,
 	if (!pmu || !event || !attr) {
 		pr_err(pmu, "shpmu_event_attr: %s is NULL",
 		       !event ? "event" : "attr");
+		/* (with pmu NULL there is nowhere to log) */
 		return shpmu_err(-EINVAL);
 	}
 	err = pfm_ready(pmu);
@@ -113,7 +114,7 @@ int shpmu_list_events(struct shpmu *pmu,
 				 info.name);
 			ret = cb(name, info.desc ? info.desc : "", arg);
 			if (ret)
-				return ret;
+				return ret < 0 ? shpmu_err(ret) : ret;
 		}
 	}
 	return 0;

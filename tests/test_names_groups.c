@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
@@ -245,8 +246,8 @@ Test(groups, group_handles_enable_reset_and_close_like_single_ones)
 	touch_pages(100);
 	cr_assert_eq(shpmu_disable(pmu, gb), 0);
 	touch_pages(100);
-	shpmu_read_group(pmu, ga, a, 2);
-	shpmu_read_group(pmu, gb, b, 2);
+	cr_assert_eq(shpmu_read_group(pmu, ga, a, 2), 0);
+	cr_assert_eq(shpmu_read_group(pmu, gb, b, 2), 0);
 	cr_expect_geq(a[0].value, 200, "ga since its reset");
 	cr_expect_lt(a[0].value, b[0].value + 150, "ga was reset");
 	cr_expect_geq(b[0].value, 200, "gb until its disable");
@@ -346,7 +347,53 @@ Test(read_many, a_bad_handle_fails_the_batch_and_reads_nothing)
 	cr_expect_eq(shpmu_read_many(pmu, hs, 0, NULL), 0);
 	hs[1] = hs[0]; /* the same handle twice is fine */
 	cr_expect_eq(shpmu_read_many(pmu, hs, 3, out), 0);
-	cr_expect_geq(out[1].value, out[0].value);
+	cr_expect_eq(memcmp(&out[0], &out[1], sizeof(out[0])), 0);
+}
+
+/* Live, enabled handles whose counts cannot move while we compare: the
+ * events count a child that sleeps on a pipe throughout. */
+Test(read_many, equals_shpmu_read_on_enabled_handles)
+{
+	static int hs[256];
+	static struct shpmu_count many[256];
+	struct shpmu_target child = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_count one;
+	int p[2], status;
+	char b;
+
+	cr_assert_eq(pipe(p), 0);
+	child.pid = fork();
+	if (child.pid == 0) {
+		close(p[1]);
+		_exit(read(p[0], &b, 1) == 0 ? 0 : 1);
+	}
+	close(p[0]);
+	for (int i = 0; i < 256; i++) {
+		static const uint64_t configs[4] = {
+			PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+			PERF_COUNT_SW_PAGE_FAULTS,
+			PERF_COUNT_SW_CONTEXT_SWITCHES
+		};
+		struct perf_event_attr a = sw_attr(configs[i % 4], false);
+
+		a.exclude_kernel = (i / 4) % 2;
+		hs[i] = shpmu_open(pmu, &a, &child);
+		cr_assert_geq(hs[i], 0);
+	}
+	/* Let the child run into its read and sleep there. */
+	usleep(50000);
+	cr_assert_eq(shpmu_read_many(pmu, hs, 256, many), 0);
+	for (int i = 0; i < 256; i++) {
+		cr_assert_eq(shpmu_read(pmu, hs[i], &one), 0);
+		cr_expect_eq(memcmp(&one, &many[i], sizeof(one)), 0,
+			     "handle %d: read %llu/%llu, read_many %llu/%llu",
+			     i, (unsigned long long)one.value,
+			     (unsigned long long)one.time_enabled,
+			     (unsigned long long)many[i].value,
+			     (unsigned long long)many[i].time_enabled);
+	}
+	close(p[1]);
+	waitpid(child.pid, &status, 0);
 }
 
 /* ---- errors that say what to do ---- */

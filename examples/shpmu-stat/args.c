@@ -49,7 +49,9 @@ static int add_events(struct options *o, char *list)
 				return -1;
 			}
 			end = p + len;
-			o->events[o->nevents++] = strndup(p, len);
+			o->events[o->nevents] = strndup(p, len);
+			if (!o->events[o->nevents++])
+				return -1;
 			p = end;
 			if (group && *p == '}') {
 				p++;
@@ -67,25 +69,50 @@ static int add_events(struct options *o, char *list)
 		}
 		o->units[o->nunits++] =
 			(struct unit){ first, o->nevents - first };
+		if (group && *p && *p != ',') {
+			fprintf(stderr, "shpmu-stat: modifiers after a group "
+					"('}%s') are not supported: put them on "
+					"each member\n",
+				p);
+			return -1;
+		}
 		if (*p == ',')
 			p++;
 	}
 	return 0;
 }
 
+/* "0,2-3": each CPU once, in range, or the whole list is refused. */
 static int parse_cpus(struct options *o, const char *list)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
+	static bool seen[MAX_CPUS];
+	const char *p = list;
 
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		int lo = atoi(tok), hi = dash ? atoi(dash + 1) : lo;
+	o->ncpus = 0;
+	memset(seen, 0, sizeof(seen));
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
 
-		for (int c = lo; c <= hi && o->ncpus < MAX_CPUS; c++)
-			o->cpus[o->ncpus++] = c;
+		if (end == p || lo < 0 || lo >= MAX_CPUS)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo || hi >= MAX_CPUS)
+				return -1;
+		}
+		for (long c = lo; c <= hi; c++)
+			if (!seen[c]) {
+				seen[c] = true;
+				o->cpus[o->ncpus++] = (int)c;
+			}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		p = end;
 	}
-	free(copy);
 	return o->ncpus ? 0 : -1;
 }
 
@@ -100,8 +127,18 @@ static int add_cgroups(struct options *o, char *list, bool by_id)
 		/* As in perf, "/" names the root cgroup, not the file
 		 * system's root. */
 		o->cgroups[o->ncgroups] = strcmp(tok, "/") ? tok : "";
-		o->cgroup_ids[o->ncgroups] =
-			by_id ? strtoull(tok, NULL, 0) : 0;
+		o->cgroup_ids[o->ncgroups] = 0;
+		if (by_id) {
+			char *end;
+
+			o->cgroup_ids[o->ncgroups] = strtoull(tok, &end, 0);
+			if (*end || !o->cgroup_ids[o->ncgroups]) {
+				fprintf(stderr, "shpmu-stat: '%s' is not a "
+						"cgroup id\n",
+					tok);
+				return -1;
+			}
+		}
 		o->ncgroups++;
 	}
 	return 0;
@@ -197,9 +234,9 @@ int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -1;
 	}
-	if (o->pid && (o->all_cpus || o->ncgroups)) {
+	if (o->pid && (o->all_cpus || o->ncpus || o->ncgroups)) {
 		fprintf(stderr, "shpmu-stat: -p counts one process; it does "
-				"not mix with -a or -G\n");
+				"not mix with -a, -C or -G\n");
 		return -1;
 	}
 	return 0;

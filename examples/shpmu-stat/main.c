@@ -48,42 +48,54 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void add_target(struct shpmu_target t, int row)
+static int add_target(struct shpmu_target t, int row)
 {
+	if (ntargets == MAX_TARGETS) {
+		fprintf(stderr, "shpmu-stat: more than %d cgroup x CPU "
+				"targets\n",
+			MAX_TARGETS);
+		return -1;
+	}
 	targets[ntargets++] = (struct target_slot){ t, row };
+	return 0;
 }
 
-static void build_targets(const struct options *o, pid_t child)
+static int build_targets(const struct options *o, pid_t child)
 {
 	int ncpus = o->ncpus ? o->ncpus : 1;
 
 	if (o->ncgroups) {
 		for (size_t g = 0; g < o->ncgroups; g++)
 			for (int c = 0; c < ncpus; c++)
-				add_target((struct shpmu_target){
-						   .kind = SHPMU_TARGET_CGROUP,
-						   .cpu = o->ncpus ? o->cpus[c]
-								   : SHPMU_ALL_CPUS,
-						   .cgroup_id = o->cgroup_ids[g],
-						   .cgroup_path =
-							   o->cgroup_ids[g]
-								   ? NULL
-								   : o->cgroups[g] },
-					   (int)g);
-	} else if (o->all_cpus || o->ncpus) {
-		for (int c = 0; c < ncpus; c++)
-			add_target((struct shpmu_target){
-					   .kind = SHPMU_TARGET_CPU,
-					   .cpu = o->ncpus ? o->cpus[c]
-							   : SHPMU_ALL_CPUS },
-				   -1);
-	} else {
-		add_target((struct shpmu_target){ .kind = SHPMU_TARGET_TASK,
-						  .pid = o->pid ? o->pid
-								: child,
-						  .cpu = -1 },
-			   -1);
+				if (add_target((struct shpmu_target){
+						       .kind = SHPMU_TARGET_CGROUP,
+						       .cpu = o->ncpus
+								      ? o->cpus[c]
+								      : SHPMU_ALL_CPUS,
+						       .cgroup_id =
+							       o->cgroup_ids[g],
+						       .cgroup_path =
+							       o->cgroup_ids[g]
+								       ? NULL
+								       : o->cgroups[g] },
+					       (int)g))
+					return -1;
+		return 0;
 	}
+	if (o->all_cpus || o->ncpus) {
+		for (int c = 0; c < ncpus; c++)
+			if (add_target((struct shpmu_target){
+					       .kind = SHPMU_TARGET_CPU,
+					       .cpu = o->ncpus ? o->cpus[c]
+							       : SHPMU_ALL_CPUS },
+				       -1))
+				return -1;
+		return 0;
+	}
+	return add_target((struct shpmu_target){ .kind = SHPMU_TARGET_TASK,
+						 .pid = o->pid ? o->pid : child,
+						 .cpu = -1 },
+			  -1);
 }
 
 static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
@@ -131,7 +143,7 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 }
 
 /* Adds one handle's reading of every member into sums (indexed by
- * event). Single events go through one batched read for all targets. */
+ * event). */
 static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 		     size_t t, struct shpmu_count *sums)
 {
@@ -151,9 +163,24 @@ static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 	return 0;
 }
 
-/* Prints every row; with reset, the next interval starts from zero. */
+/* What each row's events had reached at the last interval. */
+static struct shpmu_count previous[MAX_CGROUPS][MAX_EVENTS];
+
+static void subtract(struct shpmu_count *now, struct shpmu_count *before)
+{
+	struct shpmu_count total = *now;
+
+	now->value -= before->value;
+	now->time_enabled -= before->time_enabled;
+	now->time_running -= before->time_running;
+	*before = total;
+}
+
+/* Prints every row: totals, or with per_interval what changed since the
+ * last call (nothing is reset, so nothing is lost between read and
+ * reset). */
 static int report(struct shpmu *pmu, const struct options *o, double ts,
-		  bool reset)
+		  bool per_interval)
 {
 	int nrows = o->ncgroups ? (int)o->ncgroups : 1;
 
@@ -164,13 +191,12 @@ static int report(struct shpmu *pmu, const struct options *o, double ts,
 		for (size_t t = 0; t < ntargets; t++) {
 			if (o->ncgroups && targets[t].row != r)
 				continue;
-			for (size_t u = 0; u < o->nunits; u++) {
+			for (size_t u = 0; u < o->nunits; u++)
 				if (read_unit(pmu, o, u, t, sums))
 					return -1;
-				if (reset)
-					shpmu_reset(pmu, handles[u][t]);
-			}
 		}
+		for (size_t e = 0; per_interval && e < o->nevents; e++)
+			subtract(&sums[e], &previous[r][e]);
 		for (size_t e = 0; e < o->nevents; e++) {
 			const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
 			struct row row = { o->events[e],
@@ -218,9 +244,10 @@ static pid_t start_command(char **argv, int *go)
 static int run(struct shpmu *pmu, const struct options *o, pid_t child,
 	       double start, int *status)
 {
-	struct timespec tick = { o->interval_ms / 1000,
-				 (o->interval_ms % 1000) * 1000000L };
+	struct timespec next;
 
+	/* Absolute deadlines, so that the intervals do not drift. */
+	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		if (child > 0 && waitpid(child, status, o->interval_ms ? WNOHANG
 								     : 0) ==
@@ -229,7 +256,12 @@ static int run(struct shpmu *pmu, const struct options *o, pid_t child,
 		if (stop)
 			return 0;
 		if (o->interval_ms) {
-			nanosleep(&tick, NULL);
+			next.tv_nsec += (o->interval_ms % 1000) * 1000000L;
+			next.tv_sec += o->interval_ms / 1000 +
+				       next.tv_nsec / 1000000000L;
+			next.tv_nsec %= 1000000000L;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+					NULL);
 			if (report(pmu, o, now_s() - start, true))
 				return -1;
 		} else if (child <= 0) {
@@ -267,7 +299,8 @@ int main(int argc, char **argv)
 		if (child < 0)
 			goto out;
 	}
-	build_targets(&o, child);
+	if (build_targets(&o, child))
+		goto kill_child;
 	if (open_all(pmu, &o, o.command && !o.all_cpus && !o.ncpus &&
 				      !o.ncgroups,
 		     &fds_unshared))

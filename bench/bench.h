@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * shpmu-bench: every figure is a ratio against a baseline measured in the
+ * same run (this machine is shared and noisy), repeated, median quoted.
+ */
+#ifndef SHPMU_BENCH_H
+#define SHPMU_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shpmu/shpmu.h>
+
+#define REPS 5
+
+/* A figure's repetitions: median, min and max. */
+struct figure {
+	const char *key;
+	const char *what;
+	double median, min, max;
+	bool skipped;
+	char note[160];
+};
+
+/* Sorts REPS samples into a figure. */
+void figure_set(struct figure *f, const double *samples, int n);
+void figure_skip(struct figure *f, const char *why);
+
+double now_ns(void);
+struct perf_event_attr bench_attr(uint64_t config, bool disabled);
+int raw_open(uint64_t config, int pid, int cpu, int group_fd);
+int online_cpus(void);
+void die(const char *what, int err);
+
+/* The figures, one function each; each fills one or two struct figure. */
+void bench_open_dup(struct figure *f);
+void bench_read_overhead(struct figure *f);
+void bench_read_many(struct figure *f);
+void bench_fds(struct figure *raw, struct figure *shared);
+void bench_bytes_per_handle(struct figure *f);
+void bench_op_cost_growth(struct figure *f);
+void bench_papi_read(struct figure *f);
+void bench_cgroup_switch(struct figure *f0, struct figure *f200,
+			 struct figure *f1000);
+
+#endif

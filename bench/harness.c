@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void figure_set(struct figure *f, const double *samples, int n)
+{
+	double s[64];
+
+	memcpy(s, samples, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	f->min = s[0];
+	f->max = s[n - 1];
+	f->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+void figure_skip(struct figure *f, const char *why)
+{
+	f->skipped = true;
+	snprintf(f->note, sizeof(f->note), "%s", why);
+}
+
+double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+struct perf_event_attr bench_attr(uint64_t config, bool disabled)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = config;
+	a.disabled = disabled;
+	a.read_format =
+		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return a;
+}
+
+int raw_open(uint64_t config, int pid, int cpu, int group_fd)
+{
+	struct perf_event_attr a = bench_attr(config, false);
+
+	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, group_fd,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+int online_cpus(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+void die(const char *what, int err)
+{
+	fprintf(stderr, "shpmu-bench: %s: %s\n", what, strerror(err));
+	exit(1);
+}

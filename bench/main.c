@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * shpmu-bench: what libshpmu costs and saves against raw perf_event_open
+ * and PAPI, as ratios measured side by side in one run.
+ *
+ *   shpmu-bench          the table
+ *   shpmu-bench --json   the table on stderr, one JSON object on stdout
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+
+enum goal_kind { NONE, AT_LEAST, AT_MOST, EQUALS };
+
+struct row {
+	struct figure fig;
+	enum goal_kind goal;
+	double target;
+};
+
+static struct row rows[] = {
+	{ .fig = { .key = "open_dup_speedup", .what = "raw open / duplicate shpmu_open" }, .goal = AT_LEAST, .target = 30 },
+	{ .fig = { .key = "read_overhead_ratio", .what = "shpmu_read / raw read(2)" }, .goal = AT_MOST, .target = 1.10 },
+	{ .fig = { .key = "read_many_speedup", .what = "1024 raw reads / read_many (8 events)" },
+	  .goal = AT_LEAST, .target = 50 },
+	{ .fig = { .key = "fds_raw", .what = "fds: 1000 consumers x 8 events x CPUs, raw" }, .goal = NONE, .target = 0 },
+	{ .fig = { .key = "fds_shared", .what = "fds: the same through libshpmu" }, .goal = EQUALS, .target = 0 },
+	{ .fig = { .key = "bytes_per_handle", .what = "heap per extra handle at 100k" }, .goal = AT_MOST, .target = 128 },
+	{ .fig = { .key = "op_cost_growth", .what = "open+read+close at 100k / at 100 handles" },
+	  .goal = AT_MOST, .target = 1.5 },
+	{ .fig = { .key = "papi_read_ratio", .what = "PAPI_read / shpmu_read" }, .goal = AT_LEAST, .target = 1 },
+	{ .fig = { .key = "cgroup_switch_overhead_0", .what = "ping-pong, 2 cgroups counted / none" },
+	  .goal = NONE, .target = 0 },
+	{ .fig = { .key = "cgroup_switch_overhead_200", .what = "ping-pong, 202 cgroups / none" },
+	  .goal = NONE, .target = 0 },
+	{ .fig = { .key = "cgroup_switch_overhead_1000", .what = "ping-pong, 1002 cgroups / none" },
+	  .goal = NONE, .target = 0 },
+};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static struct figure *fig(const char *key)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].fig.key, key))
+			return &rows[i].fig;
+	return NULL;
+}
+
+static const char *verdict(const struct row *r)
+{
+	if (r->fig.skipped)
+		return "skipped";
+	switch (r->goal) {
+	case AT_LEAST:
+		return r->fig.median >= r->target ? "met" : "MISSED";
+	case AT_MOST:
+		return r->fig.median <= r->target ? "met" : "MISSED";
+	case EQUALS:
+		return r->fig.median == r->target ? "met" : "MISSED";
+	default:
+		return "";
+	}
+}
+
+static void print_table(FILE *out)
+{
+	fprintf(out, "%-28s %12s %12s %12s  %-8s %s\n", "figure", "median",
+		"min", "max", "goal", "what");
+	for (size_t i = 0; i < NROWS; i++) {
+		const struct row *r = &rows[i];
+		char goal[32] = "";
+
+		if (r->goal == AT_LEAST)
+			snprintf(goal, sizeof(goal), ">= %g", r->target);
+		else if (r->goal == AT_MOST)
+			snprintf(goal, sizeof(goal), "<= %g", r->target);
+		else if (r->goal == EQUALS)
+			snprintf(goal, sizeof(goal), "= %g", r->target);
+		if (r->fig.skipped) {
+			fprintf(out, "%-28s %12s %12s %12s  %-8s skipped: %s\n",
+				r->fig.key, "-", "-", "-", goal, r->fig.note);
+			continue;
+		}
+		fprintf(out, "%-28s %12.3f %12.3f %12.3f  %-8s %s %s%s%s\n",
+			r->fig.key, r->fig.median, r->fig.min, r->fig.max,
+			goal, verdict(r), r->fig.what,
+			r->fig.note[0] ? "; " : "", r->fig.note);
+	}
+}
+
+static void print_json(void)
+{
+	printf("{");
+	for (size_t i = 0; i < NROWS; i++)
+		/* Numbers only: a skipped figure is 0 (the table says why). */
+		printf("%s\"%s\": %.6g", i ? ", " : "", rows[i].fig.key,
+		       rows[i].fig.skipped ? 0 : rows[i].fig.median);
+	printf("}\n");
+}
+
+int main(int argc, char **argv)
+{
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	struct rlimit rl;
+
+	if (argc > 1 && !json) {
+		fprintf(stderr, "usage: shpmu-bench [--json]\n");
+		return 2;
+	}
+	/* As many fds as the hard limit allows: the fd figures need them. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	rows[4].target = 8.0 * online_cpus();
+
+	bench_open_dup(fig("open_dup_speedup"));
+	bench_read_overhead(fig("read_overhead_ratio"));
+	bench_read_many(fig("read_many_speedup"));
+	bench_fds(fig("fds_raw"), fig("fds_shared"));
+	bench_bytes_per_handle(fig("bytes_per_handle"));
+	bench_op_cost_growth(fig("op_cost_growth"));
+	bench_papi_read(fig("papi_read_ratio"));
+	bench_cgroup_switch(fig("cgroup_switch_overhead_0"),
+			    fig("cgroup_switch_overhead_200"),
+			    fig("cgroup_switch_overhead_1000"));
+
+	print_table(json ? stderr : stdout);
+	if (json)
+		print_json();
+	return 0;
+}
