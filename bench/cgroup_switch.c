@@ -6,7 +6,6 @@
  * Each round trip is two switches between the cgroups. Ratios are against
  * the same ping-pong with nothing counted, measured in the same repetition.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

@@ -4,16 +4,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-
-static uint32_t handle_index(int h)
-{
-	return (uint32_t)h & ((1u << HANDLE_INDEX_BITS) - 1);
-}
-
-static uint32_t handle_gen(int h)
-{
-	return (uint32_t)h >> HANDLE_INDEX_BITS;
-}
+#include <string.h>
 
 static pthread_mutex_t *stripe_of(struct handle_table *t, uint32_t index)
 {
@@ -51,18 +42,6 @@ void handles_fini(struct handle_table *t)
 		free(atomic_load_explicit(&t->chunks[c], memory_order_relaxed));
 	for (int i = 0; i < HANDLE_STRIPES; i++)
 		pthread_mutex_destroy(&t->stripes[i]);
-}
-
-struct handle *handles_slot(struct handle_table *t, uint32_t index)
-{
-	struct handle *chunk;
-
-	if (index >= (1u << HANDLE_INDEX_BITS))
-		return NULL;
-	/* Pairs with the release store that publishes a new chunk. */
-	chunk = atomic_load_explicit(&t->chunks[index >> HANDLE_CHUNK_BITS],
-				     memory_order_acquire);
-	return chunk ? &chunk[index & (HANDLE_CHUNK_SLOTS - 1)] : NULL;
 }
 
 static void push_free(struct handle_table *t, uint32_t index)
@@ -114,16 +93,22 @@ void handles_unalloc(struct handle_table *t, uint32_t index)
 	push_free(t, index);
 }
 
-int handles_publish(struct handle_table *t, uint32_t index, struct kevent *ev,
-		    uint64_t *state, bool enabled)
+int handles_publish(struct handle_table *t, uint32_t index,
+		    const struct handle *tmp)
 {
 	struct handle *slot = handles_slot(t, index);
 	int h;
 
 	pthread_mutex_lock(stripe_of(t, index));
-	slot->state = state;
-	slot->enabled = enabled;
-	slot->ev = ev;
+	if (tmp->state == tmp->inline_state) {
+		memcpy(slot->inline_state, tmp->inline_state,
+		       sizeof(slot->inline_state));
+		slot->state = slot->inline_state;
+	} else {
+		slot->state = tmp->state;
+	}
+	slot->enabled = tmp->enabled;
+	slot->ev = tmp->ev;
 	h = handle_of(slot, index);
 	pthread_mutex_unlock(stripe_of(t, index));
 	return h;
@@ -134,7 +119,8 @@ void handles_release(struct handle_table *t, int h)
 	uint32_t index = handle_index(h);
 	struct handle *slot = handles_slot(t, index);
 
-	free(slot->state);
+	if (slot->state != slot->inline_state)
+		free(slot->state);
 	slot->state = NULL;
 	slot->ev = NULL;
 	slot->enabled = false;
@@ -144,18 +130,6 @@ void handles_release(struct handle_table *t, int h)
 		return;
 	slot->gen++;
 	push_free(t, index);
-}
-
-struct handle *handle_find_locked(struct handle_table *t, int h)
-{
-	struct handle *slot;
-
-	if (h < 0)
-		return NULL;
-	slot = handles_slot(t, handle_index(h));
-	if (!slot || !slot->ev || slot->gen != handle_gen(h))
-		return NULL;
-	return slot;
 }
 
 struct handle *handle_lock(struct handle_table *t, int h)
@@ -169,11 +143,6 @@ struct handle *handle_lock(struct handle_table *t, int h)
 	if (!slot)
 		pthread_mutex_unlock(stripe_of(t, handle_index(h)));
 	return slot;
-}
-
-unsigned int handle_stripe(int h)
-{
-	return handle_index(h) % HANDLE_STRIPES;
 }
 
 void handles_lock_stripes(struct handle_table *t, uint64_t mask)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "key.h"
+#include "task.h"
 
 #include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Where config3 lives in PERF_ATTR_SIZE_VER8 layouts. */
@@ -134,8 +134,7 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 			return -EINVAL;
 		}
 		/* Two threads asking for "pid 0" mean two different tasks. */
-		key->pid = target->pid ? target->pid
-				       : (int32_t)syscall(SYS_gettid);
+		key->pid = target->pid ? target->pid : task_self();
 		key->cpu = target->cpu;
 		return 0;
 	case SHPMU_TARGET_CPU:

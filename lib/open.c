@@ -60,11 +60,9 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 					: "out of memory");
 		return index;
 	}
-	tmp.state = window_alloc(ev);
-	if (!tmp.state) {
-		err = -ENOMEM;
+	err = window_alloc(&tmp);
+	if (err)
 		goto unalloc;
-	}
 	if (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC) {
 		err = start_on_exec(pmu, &tmp);
 		if (err)
@@ -77,11 +75,10 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 		tmp.enabled = true;
 	}
 	ev->refs++;
-	return handles_publish(&pmu->handles, (uint32_t)index, ev, tmp.state,
-			       tmp.enabled);
+	return handles_publish(&pmu->handles, (uint32_t)index, &tmp);
 
 free_state:
-	free(tmp.state);
+	window_free(&tmp);
 unalloc:
 	handles_unalloc(&pmu->handles, (uint32_t)index);
 	return err;

@@ -5,6 +5,7 @@
  * 8 events spanning every CPU cost 8 read(2) calls per CPU, not 1024.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,76 +14,166 @@
 #include "log.h"
 #include "window.h"
 
-struct batch_item {
-	struct handle *slot;
-	size_t pos; /* in the caller's arrays */
+/* The readings of one kernel event, made at most once per batch: a small
+ * open-addressing table keyed by the event, in O(1) per handle. */
+struct reading {
+	const struct kevent *ev;
+	uint64_t *vals; /* nfds * nvals once read: small ones in inline_vals */
+	uint64_t inline_vals[KVAL_COUNT + 1];
 };
 
-static int by_event(const void *a, const void *b)
-{
-	const struct kevent *x = ((const struct batch_item *)a)->slot->ev;
-	const struct kevent *y = ((const struct batch_item *)b)->slot->ev;
+struct readings {
+	struct reading *slots;
+	size_t mask, used;
+};
 
-	return x < y ? -1 : x > y;
+/* Most batches span a handful of events; the table starts small. */
+#define READINGS_FIRST_SIZE 32
+
+static int readings_init(struct readings *r, size_t size)
+{
+	r->slots = calloc(size, sizeof(*r->slots));
+	r->mask = size - 1;
+	r->used = 0;
+	return r->slots ? 0 : -ENOMEM;
 }
 
-/* Reads each fd of the run's event once and applies it to the run. */
-static int sync_run(struct shpmu *pmu, struct batch_item *run, size_t len)
+static void readings_fini(struct readings *r)
 {
-	const struct kevent *ev = run[0].slot->ev;
-	uint64_t now[KVAL_MAX];
-	bool any_enabled = false;
-	int err;
+	for (size_t i = 0; i <= r->mask; i++)
+		if (r->slots[i].vals != r->slots[i].inline_vals)
+			free(r->slots[i].vals);
+	free(r->slots);
+}
 
-	for (size_t k = 0; k < len; k++)
-		any_enabled |= run[k].slot->enabled;
-	if (!any_enabled)
-		return 0; /* disabled handles do not move */
-	for (uint32_t i = 0; i < ev->nfds; i++) {
-		err = kevent_read(pmu, ev, i, now);
-		if (err)
-			return err;
-		for (size_t k = 0; k < len; k++)
-			window_apply(run[k].slot, i, now);
+static struct reading *probe(struct readings *r, const struct kevent *ev)
+{
+	size_t i = (size_t)(((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ull) &
+		   r->mask;
+
+	while (r->slots[i].ev && r->slots[i].ev != ev)
+		i = (i + 1) & r->mask;
+	return &r->slots[i];
+}
+
+/* Doubles the table once it is half full. */
+static int grow(struct readings *r)
+{
+	struct readings bigger;
+
+	if (readings_init(&bigger, 2 * (r->mask + 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i <= r->mask; i++) {
+		struct reading *from = &r->slots[i], *to;
+
+		if (!from->ev)
+			continue;
+		to = probe(&bigger, from->ev);
+		*to = *from;
+		if (from->vals == from->inline_vals)
+			to->vals = to->inline_vals;
 	}
+	bigger.used = r->used;
+	free(r->slots);
+	*r = bigger;
 	return 0;
 }
 
-/* Stripes held: finds every handle, then syncs event by event. */
-static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
-		       struct batch_item *items, struct shpmu_count *sums)
+static struct reading *readings_slot(struct readings *r,
+				     const struct kevent *ev)
 {
-	size_t start = 0;
+	struct reading *rd = probe(r, ev);
+
+	if (rd->ev)
+		return rd;
+	if (2 * (r->used + 1) > r->mask + 1) {
+		if (grow(r))
+			return NULL;
+		rd = probe(r, ev);
+	}
+	rd->ev = ev;
+	r->used++;
+	return rd;
+}
+
+/* Reads every fd of the event once for the whole batch. */
+static int read_event(struct shpmu *pmu, struct reading *rd)
+{
+	const struct kevent *ev = rd->ev;
+	size_t n = (size_t)ev->nfds * ev->nvals;
+	uint64_t *vals;
 	int err;
 
-	for (size_t k = 0; k < n; k++) {
-		items[k].slot = handle_find_locked(&pmu->handles, hs[k]);
-		items[k].pos = k;
-		if (!items[k].slot) {
+	if (rd->vals)
+		return 0;
+	vals = n <= KVAL_COUNT + 1 ? rd->inline_vals
+				   : malloc(n * sizeof(uint64_t));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ev->nfds; i++) {
+		err = kevent_read(pmu, ev, i, vals + (size_t)i * ev->nvals);
+		if (err) {
+			if (vals != rd->inline_vals)
+				free(vals);
+			return err;
+		}
+	}
+	rd->vals = vals;
+	return 0;
+}
+
+/* Stripes held: syncs every enabled handle from its event's one reading,
+ * in one pass. A bad handle or a failed read stops the batch; the handles
+ * synced before it only moved their base forward, which no reader can
+ * tell from not having synced, and out is not written. */
+static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
+		       struct shpmu_count *sums)
+{
+	struct reading *last = NULL;
+	struct readings r;
+	int err;
+
+	err = readings_init(&r, READINGS_FIRST_SIZE);
+	if (err)
+		return err;
+	for (size_t k = 0; k < n && !err; k++) {
+		struct handle *h = handle_find_locked(&pmu->handles, hs[k]);
+
+		if (!h) {
 			pr_err(pmu, "shpmu_read_many: hs[%zu] = %d is not an "
 				    "open handle",
 			       k, hs[k]);
-			return -EBADF;
+			err = -EBADF;
+			break;
 		}
+
+		/* A disabled handle does not move: its event need not be
+		 * read for it. Batches usually list an event's handles
+		 * together, so the last event is checked first. */
+		if (h->enabled) {
+			if (!last || last->ev != h->ev)
+				last = readings_slot(&r, h->ev);
+			err = last ? read_event(pmu, last) : -ENOMEM;
+			if (err)
+				break;
+			if (h->ev->nfds == 1 && h->ev->nvals == 3) {
+				window_apply_sum_one(h, last->vals, &sums[k]);
+				continue;
+			}
+			for (uint32_t i = 0; i < h->ev->nfds; i++)
+				window_apply(h, i,
+					     last->vals +
+						     (size_t)i * h->ev->nvals);
+		}
+		window_sum(h, -1, &sums[k]);
 	}
-	qsort(items, n, sizeof(*items), by_event);
-	for (size_t k = 1; k <= n; k++) {
-		if (k < n && items[k].slot->ev == items[start].slot->ev)
-			continue;
-		err = sync_run(pmu, items + start, k - start);
-		if (err)
-			return err;
-		start = k;
-	}
-	for (size_t k = 0; k < n; k++)
-		window_sum(items[k].slot, -1, &sums[items[k].pos]);
-	return 0;
+	readings_fini(&r);
+	return err;
 }
 
 int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 		    struct shpmu_count *out)
 {
-	struct batch_item *items;
 	struct shpmu_count *sums;
 	uint64_t stripes = 0;
 	int err;
@@ -93,22 +184,21 @@ int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 	}
 	if (n == 0)
 		return 0;
-	items = calloc(n, sizeof(*items));
-	sums = calloc(n, sizeof(*sums));
-	if (!items || !sums) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t k = 0; k < n; k++)
+	sums = malloc(n * sizeof(*sums));
+	if (!sums)
+		return shpmu_err(-ENOMEM);
+	/* A big batch almost surely covers every stripe: take them all
+	 * rather than work out which. */
+	if (n >= HANDLE_STRIPES)
+		stripes = ~0ull;
+	for (size_t k = 0; k < n && stripes != ~0ull; k++)
 		if (hs[k] >= 0)
 			stripes |= 1ull << handle_stripe(hs[k]);
 	handles_lock_stripes(&pmu->handles, stripes);
-	err = read_locked(pmu, hs, n, items, sums);
+	err = read_locked(pmu, hs, n, sums);
 	handles_unlock_stripes(&pmu->handles, stripes);
 	if (!err)
 		memcpy(out, sums, n * sizeof(*out));
-out:
-	free(items);
 	free(sums);
 	return shpmu_err(err);
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,13 +12,36 @@
 #define PIDFD_THREAD O_EXCL /* include/uapi/linux/pidfd.h, Linux 6.9 */
 #endif
 
-/* The calling thread's identity, computed once per thread: the common
- * case (a thread counting itself) then costs no syscall beyond gettid.
- * Keyed by tid, so that a forked child does not reuse its parent's. */
+/* The calling thread's tid and identity, found once per thread: a thread
+ * counting itself then costs no syscall. A fork copies them into a child
+ * whose tid differs, so the child forgets them (pthread_atfork). */
 static __thread struct {
 	pid_t tid;
 	int64_t ino;
+	int64_t ino_tid; /* the tid ino was found for */
 } self;
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_self(void)
+{
+	self.tid = 0;
+	self.ino_tid = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_self);
+}
+
+pid_t task_self(void)
+{
+	if (!self.tid) {
+		pthread_once(&atfork_once, register_atfork);
+		self.tid = (pid_t)syscall(SYS_gettid);
+	}
+	return self.tid;
+}
 
 /* pidfd_open, fstat and close of a pidfd are not perf calls, so they skip
  * the syscall layer. */
@@ -38,11 +62,11 @@ static int64_t lookup(pid_t tid)
 
 int64_t task_identity(pid_t tid)
 {
-	if (tid != (pid_t)syscall(SYS_gettid))
+	if (tid != task_self())
 		return lookup(tid);
-	if (self.tid != tid) {
+	if (self.ino_tid != tid) {
 		self.ino = lookup(tid);
-		self.tid = tid;
+		self.ino_tid = tid;
 	}
 	return self.ino;
 }

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The calling thread's tid, without a syscall after the first call. */
+pid_t task_self(void);
+
 /* The identity of thread tid now: its pidfs inode, 0 where the kernel
  * cannot tell (then nothing is compared), or -ESRCH if it is gone. */
 int64_t task_identity(pid_t tid);

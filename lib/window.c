@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "window.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,24 @@ static uint64_t *acc_of(const struct handle *h, uint32_t i)
 	return h->state + ((size_t)h->ev->nfds + i) * h->ev->nvals;
 }
 
-uint64_t *window_alloc(const struct kevent *ev)
+int window_alloc(struct handle *h)
 {
-	return calloc(2 * (size_t)ev->nfds * ev->nvals, sizeof(uint64_t));
+	size_t n = 2 * (size_t)h->ev->nfds * h->ev->nvals;
+
+	if (n <= HANDLE_INLINE_VALUES) {
+		memset(h->inline_state, 0, sizeof(h->inline_state));
+		h->state = h->inline_state;
+		return 0;
+	}
+	h->state = calloc(n, sizeof(uint64_t));
+	return h->state ? 0 : -ENOMEM;
+}
+
+void window_free(struct handle *h)
+{
+	if (h->state != h->inline_state)
+		free(h->state);
+	h->state = NULL;
 }
 
 int window_start(struct shpmu *pmu, struct handle *h)

@@ -20,12 +20,17 @@
 
 #include <shpmu/shpmu.h>
 
+#include "handles.h"
+#include "kevent.h"
+
 struct shpmu;
 struct handle;
 struct kevent;
 
-/* Allocates state for a handle on ev: zeroed base and acc. */
-uint64_t *window_alloc(const struct kevent *ev);
+/* Gives h (whose ev is set) zeroed base and acc, in the slot when they
+ * fit: 0 or -ENOMEM. window_free() undoes it. */
+int window_alloc(struct handle *h);
+void window_free(struct handle *h);
 
 /* Re-bases every fd of an enabling handle: base = now. */
 int window_start(struct shpmu *pmu, struct handle *h);
@@ -36,6 +41,24 @@ int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i);
 /* Syncs fd i of the handle with a reading already made (read_many reads
  * each kernel fd once for all its handles). */
 void window_apply(struct handle *h, uint32_t i, const uint64_t *now);
+
+/* window_apply() then window_sum() for the common enabled handle: one
+ * fd, one event. Batched reads spend most of their time
+ * here, so it is inline and loop-free. */
+static inline void window_apply_sum_one(struct handle *h, const uint64_t *now,
+					struct shpmu_count *out)
+{
+	uint64_t *base = h->state, *acc = h->state + KVAL_COUNT + 1;
+
+	for (int v = 0; v <= KVAL_COUNT; v++) {
+		if (now[v] > base[v])
+			acc[v] += now[v] - base[v];
+		base[v] = now[v];
+	}
+	out->time_enabled = acc[KVAL_ENABLED];
+	out->time_running = acc[KVAL_RUNNING];
+	out->value = acc[KVAL_COUNT];
+}
 
 /* Syncs every fd. On failure the fds synced so far stay synced, which
  * changes nothing a reader can see. */

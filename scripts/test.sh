@@ -19,5 +19,7 @@ run_suite build
 echo "== address + undefined sanitizers"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+echo "== the benchmark runs (figures are not judged here; see README)"
+meson test -C build --benchmark --print-errorlogs
 echo "== installed library, used from outside the tree"
 tests/external/run.sh

@@ -331,7 +331,7 @@ Test(read_many, one_read_per_kernel_fd_for_1024_handles_on_8_events)
 	shpmu__set_sys_ops(pmu, NULL);
 }
 
-Test(read_many, a_bad_handle_fails_the_batch_and_reads_nothing)
+Test(read_many, a_bad_handle_fails_the_batch_and_writes_nothing)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target self = self_target();

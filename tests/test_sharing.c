@@ -308,3 +308,31 @@ Test(sharing, an_exited_tasks_event_is_not_shared_with_its_tids_next_owner)
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
 	cr_expect_gt(c.value, 40000000, "the new task's CPU time was missed");
 }
+
+/* The library remembers the calling thread's tid; a forked child is
+ * another task and must count itself, not its parent. */
+Test(sharing, pid_0_in_a_forked_child_is_the_child)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = self_target();
+	int status;
+	pid_t child;
+
+	cr_assert_geq(shpmu_open(pmu, &a, &t), 0); /* the parent's tid */
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct shpmu *p = shpmu_new(NULL);
+		struct shpmu_count c;
+		int h = p ? shpmu_open(p, &a, &t) : -1;
+
+		burn_cpu_ns(30000000);
+		_exit(h >= 0 && shpmu_read(p, h, &c) == 0 &&
+			      c.value > 25000000
+		      ? 0
+		      : 1);
+	}
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child's pid-0 handle did not count the child");
+}

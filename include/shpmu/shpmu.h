@@ -266,8 +266,8 @@ SHPMU_API int shpmu_read_group(struct shpmu *pmu, int gh,
  * @brief Reads n handles with one read(2) per kernel fd involved, however
  *        many of the handles share it; out[i] is exactly what
  *        shpmu_read(hs[i]) would give.
- * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open: nothing
- *         is read), -ENOMEM, or the kernel's read error.
+ * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open), -ENOMEM,
+ *         or the kernel's read error; on error out is not written.
  */
 SHPMU_API int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 			      struct shpmu_count *out);
