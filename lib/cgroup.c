@@ -329,7 +329,7 @@ int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len)
 	return shpmu_err(err);
 }
 
-int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
+static int cgroup_id_checked(struct shpmu *pmu, const char *path, uint64_t *id)
 {
 	uint64_t found;
 	int fd, err;
@@ -347,8 +347,22 @@ int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
 	return 0;
 }
 
+int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
+{
+	int err;
 
-int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
+	if (!pmu)
+		return cgroup_id_checked(pmu, path, id);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = cgroup_id_checked(pmu, path, id);
+	context_leave();
+	return err;
+}
+
+
+static int cgroup_path_checked(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
 {
 	int fd, err;
 
@@ -366,4 +380,18 @@ int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
 			    "small",
 		       len);
 	return shpmu_err(err);
+}
+
+int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
+{
+	int err;
+
+	if (!pmu)
+		return cgroup_path_checked(pmu, id, buf, len);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = cgroup_path_checked(pmu, id, buf, len);
+	context_leave();
+	return err;
 }

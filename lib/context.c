@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "task.h"
 
 #define SHPMU_F_ALL SHPMU_F_NO_SHARING
 
@@ -57,6 +58,7 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->cgroup_backend = o->cgroup_backend;
 	pmu->log = o->log;
 	pmu->log_arg = o->log_arg;
+	pmu->fork_generation = task_fork_generation();
 	pmu->probe_types[0] = pmu_type(pmu, "kprobe");
 	pmu->probe_types[1] = pmu_type(pmu, "uprobe");
 	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
@@ -140,6 +142,9 @@ void shpmu_free(struct shpmu *pmu)
 
 	if (!pmu)
 		return;
+	/* In a forked child the fds are copies of the parent's: close the
+	 * copies, but switch nothing off under the parent. */
+	pmu->forked = pmu->fork_generation != task_fork_generation();
 	pthread_mutex_lock(&pmu->lock);
 	for (uint32_t i = 0; i < pmu->handles.nslots; i++) {
 		struct handle *slot = handles_slot(&pmu->handles, i);
@@ -160,7 +165,20 @@ void shpmu_free(struct shpmu *pmu)
 	errno = saved;
 }
 
-int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)
+__thread int context_depth __attribute__((tls_model("initial-exec")));
+
+int context_refuse(struct shpmu *pmu, const char *fn)
+{
+	/* No logging for re-entry: the log callback may be what re-entered. */
+	if (context_depth > 0)
+		return -EDEADLK;
+	pr_err(pmu, "%s: this context belongs to the parent process; a "
+		    "forked child must create its own",
+	       fn);
+	return -EPERM;
+}
+
+static int get_stats_checked(struct shpmu *pmu, struct shpmu_stats *out)
 {
 	if (!pmu || !out) {
 		pr_err(pmu, "shpmu_get_stats: out is NULL");
@@ -170,4 +188,18 @@ int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)
 	*out = pmu->stats;
 	pthread_mutex_unlock(&pmu->lock);
 	return 0;
+}
+
+int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)
+{
+	int err;
+
+	if (!pmu)
+		return get_stats_checked(pmu, out);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = get_stats_checked(pmu, out);
+	context_leave();
+	return err;
 }

@@ -11,6 +11,7 @@
 #include "handles.h"
 #include "registry.h"
 #include "sys.h"
+#include "task.h"
 
 struct shpmu {
 	const struct shpmu_sys_ops *sys;
@@ -19,6 +20,8 @@ struct shpmu {
 	void (*log)(int level, const char *msg, void *arg);
 	void *log_arg;
 	int64_t probe_types[2]; /* the kprobe and uprobe PMU types, or -1 */
+	uint64_t fork_generation; /* task_fork_generation() at shpmu_new */
+	bool forked;		  /* shpmu_free in a forked child: no ioctls */
 
 	/* Lock order: lock, then a handle stripe, then a kevent's lock. */
 	pthread_mutex_t lock; /* registry, handle allocation, stats */
@@ -27,6 +30,34 @@ struct shpmu {
 	struct handle_table handles;
 	struct cgroups cgroups;
 };
+
+/*
+ * Every public call that takes a lock starts with context_enter() and ends
+ * with context_leave(). It refuses, rather than deadlocks on a lock the
+ * thread already holds, a call made from inside the library: a signal
+ * handler interrupting a call (-EDEADLK: shpmu_read is not async-signal-
+ * safe), or a log callback calling back. It refuses calls from a forked
+ * child (-EPERM): its fds share the parent's kernel events.
+ */
+extern __thread int context_depth; /* calls under way on this thread */
+int context_refuse(struct shpmu *pmu, const char *fn);
+
+/* Inline: every read pays for it. */
+static inline int context_enter(struct shpmu *pmu, const char *fn)
+{
+	if (__builtin_expect(context_depth > 0 ||
+				     pmu->fork_generation !=
+					     task_fork_generation_now(),
+			     0))
+		return context_refuse(pmu, fn);
+	context_depth++;
+	return 0;
+}
+
+static inline void context_leave(void)
+{
+	context_depth--;
+}
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe. */
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h);

@@ -16,7 +16,7 @@ static struct handle *lock_or_log(struct shpmu *pmu, int h, const char *fn)
 	return slot;
 }
 
-int shpmu_enable(struct shpmu *pmu, int h)
+static int enable_checked(struct shpmu *pmu, int h)
 {
 	struct handle *slot;
 	struct kevent *ev;
@@ -46,7 +46,21 @@ unlock:
 	return shpmu_err(err);
 }
 
-int shpmu_disable(struct shpmu *pmu, int h)
+int shpmu_enable(struct shpmu *pmu, int h)
+{
+	int err;
+
+	if (!pmu)
+		return enable_checked(pmu, h);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = enable_checked(pmu, h);
+	context_leave();
+	return err;
+}
+
+static int disable_checked(struct shpmu *pmu, int h)
 {
 	struct handle *slot;
 	struct kevent *ev;
@@ -74,7 +88,21 @@ unlock:
 	return shpmu_err(err);
 }
 
-int shpmu_reset(struct shpmu *pmu, int h)
+int shpmu_disable(struct shpmu *pmu, int h)
+{
+	int err;
+
+	if (!pmu)
+		return disable_checked(pmu, h);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = disable_checked(pmu, h);
+	context_leave();
+	return err;
+}
+
+static int reset_checked(struct shpmu *pmu, int h)
 {
 	struct handle *slot;
 	int err;
@@ -90,4 +118,18 @@ int shpmu_reset(struct shpmu *pmu, int h)
 		window_clear(slot);
 	handle_unlock(&pmu->handles, h);
 	return shpmu_err(err);
+}
+
+int shpmu_reset(struct shpmu *pmu, int h)
+{
+	int err;
+
+	if (!pmu)
+		return reset_checked(pmu, h);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = reset_checked(pmu, h);
+	context_leave();
+	return err;
 }

@@ -179,7 +179,7 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 	return err;
 }
 
-int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
+static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attr,
 	       const struct shpmu_target *target)
 {
 	union single_key k;
@@ -204,7 +204,22 @@ int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 	return shpmu_err(open_resolved(pmu, &k.key, target, disabled));
 }
 
-int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
+int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
+	       const struct shpmu_target *target)
+{
+	int err;
+
+	if (!pmu)
+		return open_checked(pmu, attr, target);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = open_checked(pmu, attr, target);
+	context_leave();
+	return err;
+}
+
+static int open_group_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
 		     size_t n, const struct shpmu_target *target)
 {
 	struct share_key *key;
@@ -236,6 +251,21 @@ int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
 	return shpmu_err(err);
 }
 
+int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
+		     size_t n, const struct shpmu_target *target)
+{
+	int err;
+
+	if (!pmu)
+		return open_group_checked(pmu, attrs, n, target);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = open_group_checked(pmu, attrs, n, target);
+	context_leave();
+	return err;
+}
+
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 {
 	struct kevent *ev = slot->ev;
@@ -243,7 +273,7 @@ void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 	if (slot->enabled) {
 		pthread_mutex_lock(&ev->lock);
 		/* Failing to stop a counter nobody reads is harmless. */
-		if (--ev->enabled == 0 && ev->refs > 1)
+		if (--ev->enabled == 0 && ev->refs > 1 && !pmu->forked)
 			kevent_switch(pmu, ev, false);
 		pthread_mutex_unlock(&ev->lock);
 	}
@@ -260,7 +290,7 @@ void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 	kevent_close(pmu, ev);
 }
 
-int shpmu_close(struct shpmu *pmu, int h)
+static int close_checked(struct shpmu *pmu, int h)
 {
 	struct handle *slot;
 
@@ -276,4 +306,18 @@ int shpmu_close(struct shpmu *pmu, int h)
 	context_close_handle(pmu, slot, h);
 	pthread_mutex_unlock(&pmu->lock);
 	return 0;
+}
+
+int shpmu_close(struct shpmu *pmu, int h)
+{
+	int err;
+
+	if (!pmu)
+		return close_checked(pmu, h);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = close_checked(pmu, h);
+	context_leave();
+	return err;
 }

@@ -171,7 +171,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 	return err;
 }
 
-int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
+static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 		    struct shpmu_count *out)
 {
 	struct shpmu_count *sums;
@@ -201,4 +201,19 @@ int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 		memcpy(out, sums, n * sizeof(*out));
 	free(sums);
 	return shpmu_err(err);
+}
+
+int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
+		    struct shpmu_count *out)
+{
+	int err;
+
+	if (!pmu)
+		return read_many_checked(pmu, hs, n, out);
+	err = context_enter(pmu, __func__);
+	if (err)
+		return shpmu_err(err);
+	err = read_many_checked(pmu, hs, n, out);
+	context_leave();
+	return err;
 }

@@ -19,19 +19,27 @@ static __thread struct {
 	pid_t tid;
 	int64_t ino;
 	int64_t ino_tid; /* the tid ino was found for */
-} self;
+} self __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+_Atomic uint64_t task_forks;
 
 static void forget_self(void)
 {
 	self.tid = 0;
 	self.ino_tid = 0;
+	task_forks++;
 }
 
 static void register_atfork(void)
 {
 	pthread_atfork(NULL, NULL, forget_self);
+}
+
+uint64_t task_fork_generation(void)
+{
+	pthread_once(&atfork_once, register_atfork);
+	return task_forks;
 }
 
 pid_t task_self(void)

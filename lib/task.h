@@ -9,11 +9,25 @@
 #ifndef SHPMU_TASK_H
 #define SHPMU_TASK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* The calling thread's tid, without a syscall after the first call. */
 pid_t task_self(void);
+
+/* How many forks this process is from the one that loaded us: a context
+ * remembers it, and refuses calls from a forked child, whose fds are
+ * copies sharing the parent's kernel events. */
+uint64_t task_fork_generation(void);
+
+/* The same, without making sure the fork hook is in place: for hot paths
+ * of a context, whose shpmu_new() called task_fork_generation(). */
+extern _Atomic uint64_t task_forks;
+static inline uint64_t task_fork_generation_now(void)
+{
+	return atomic_load_explicit(&task_forks, memory_order_relaxed);
+}
 
 /* The identity of thread tid now: its pidfs inode, 0 where the kernel
  * cannot tell (then nothing is compared), or -ESRCH if it is gone. */
