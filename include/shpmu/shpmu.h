@@ -12,7 +12,12 @@
  * negative errno on failure, which it also stores in errno. Functions
  * returning a pointer return NULL and set errno. Destructors accept NULL.
  * Every function may be called from any thread, except that shpmu_free()
- * must not race with other calls on the same context.
+ * must not race with other calls on the same context. A call made while
+ * the same thread is already inside the library (from a signal handler,
+ * or from the log callback) returns -EDEADLK instead of deadlocking:
+ * shpmu_read() is not async-signal-safe. A forked child's calls on its
+ * parent's context return -EPERM (the fds are shared with the parent);
+ * the child may shpmu_free() it, which switches nothing off.
  */
 #ifndef SHPMU_SHPMU_H
 #define SHPMU_SHPMU_H

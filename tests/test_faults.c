@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The fault-injection walk. A scenario (shared events on all CPUs, a
+ * group, a cgroup target; enable, read, read_many, disable, reset, close,
+ * cgroup lookups) runs once to count its calls through the syscall layer,
+ * then once per (call N, fault): the Nth call fails with that errno or
+ * reads short. After each: the step that met the fault returned a
+ * negative errno (or, for EINTR and close, succeeded), nothing leaked, the
+ * stats are what they were, every other handle still reads, and
+ * shpmu_free returns the fds to where they were. LeakSanitizer (the ASan
+ * build) and valgrind check memory at exit.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "cgroup_helpers.h"
+#include "helpers.h"
+#include "sys.h"
+
+#define SHORT_READ (-1) /* not an errno: the read returns half */
+
+static const int faults[] = { EMFILE, ENFILE, EACCES, ENOENT, EBUSY,
+			      ENOMEM, EINTR, SHORT_READ };
+#define NFAULTS (int)(sizeof(faults) / sizeof(faults[0]))
+
+/* K_FILE_READ: a read of a /sys or /proc file, which may come in pieces:
+ * a short one is no fault there. */
+enum kind { K_OPEN, K_READ, K_FILE_READ, K_IOCTL, K_CLOSE, K_OPENAT,
+	    K_OTHER };
+
+static bool is_perf_fd(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return strstr(link, "perf_event") != NULL;
+}
+
+#define MAX_CALLS 512
+
+static struct {
+	int target;	/* the call number to fail; 0: none */
+	int fault;
+	int calls;	/* calls so far */
+	bool fired;
+	enum kind fired_kind;
+	enum kind kinds[MAX_CALLS + 1]; /* of each call, in the dry run */
+} inj;
+
+static bool hit(enum kind k)
+{
+	if (++inj.calls <= MAX_CALLS && !inj.target)
+		inj.kinds[inj.calls] = k;
+	if (inj.calls != inj.target)
+		return false;
+	inj.fired = true;
+	inj.fired_kind = k;
+	return true;
+}
+
+static int f_open(struct perf_event_attr *a, pid_t pid, int cpu, int gfd,
+		  unsigned long flags, void *arg)
+{
+	if (hit(K_OPEN) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.perf_event_open(a, pid, cpu, gfd, flags, arg);
+}
+
+static ssize_t f_read(int fd, void *buf, size_t len, void *arg)
+{
+	ssize_t n;
+
+	if (hit(is_perf_fd(fd) ? K_READ : K_FILE_READ) &&
+	    inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	n = shpmu_sys_kernel.read(fd, buf, len, arg);
+	if (inj.fired && inj.calls == inj.target && n > 0)
+		n /= 2; /* SHORT_READ */
+	return n;
+}
+
+static int f_ioctl(int fd, unsigned long req, unsigned long val, void *arg)
+{
+	if (hit(K_IOCTL) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.ioctl(fd, req, val, arg);
+}
+
+static int f_close(int fd, void *arg)
+{
+	/* Linux releases the fd even when close reports an error. */
+	int ret = shpmu_sys_kernel.close(fd, arg);
+
+	if (hit(K_CLOSE) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return ret;
+}
+
+static int f_openat(int dirfd, const char *path, int flags, void *arg)
+{
+	if (hit(K_OPENAT) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
+}
+
+static int f_openat2(int dirfd, const char *path, struct open_how *how,
+		     size_t size, void *arg)
+{
+	if (hit(K_OPENAT) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.openat2(dirfd, path, how, size, arg);
+}
+
+static int f_name_to_handle(int dirfd, const char *path,
+			    struct file_handle *fh, int *mount_id, int flags,
+			    void *arg)
+{
+	if (hit(K_OTHER) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.name_to_handle_at(dirfd, path, fh, mount_id,
+						  flags, arg);
+}
+
+static int f_open_by_handle(int mount_fd, struct file_handle *fh, int flags,
+			    void *arg)
+{
+	if (hit(K_OTHER) && inj.fault != SHORT_READ) {
+		errno = inj.fault;
+		return -1;
+	}
+	return shpmu_sys_kernel.open_by_handle_at(mount_fd, fh, flags, arg);
+}
+
+/* EINTR must be retried; that needs a second try to pass. */
+static const struct shpmu_sys_ops faulty = {
+	.perf_event_open = f_open,
+	.read = f_read,
+	.ioctl = f_ioctl,
+	.close = f_close,
+	.openat = f_openat,
+	.openat2 = f_openat2,
+	.name_to_handle_at = f_name_to_handle,
+	.open_by_handle_at = f_open_by_handle,
+};
+
+/* ---- the scenario ---- */
+
+#define MAX_HANDLES 8
+
+struct run {
+	struct shpmu *pmu;
+	int h[MAX_HANDLES];
+	int nh;
+	const char *cgroup;
+};
+
+static int step_open(struct run *r, uint64_t config, bool disabled,
+		     struct shpmu_target t)
+{
+	struct perf_event_attr a = sw_attr(config, disabled);
+	int h = shpmu_open(r->pmu, &a, &t);
+
+	if (h >= 0)
+		r->h[r->nh++] = h;
+	return h < 0 ? h : 0;
+}
+
+static int step(struct run *r, int i)
+{
+	struct shpmu_target self = self_target();
+	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
+				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target cg = { .kind = SHPMU_TARGET_CGROUP,
+				   .cpu = SHPMU_ALL_CPUS,
+				   .cgroup_path = r->cgroup };
+	struct perf_event_attr group[2] = {
+		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false),
+		sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false)
+	};
+	struct shpmu_count c[MAX_HANDLES];
+	char path[4096];
+	uint64_t id;
+	int h;
+
+	switch (i) {
+	case 0:
+		return step_open(r, PERF_COUNT_SW_TASK_CLOCK, false, self);
+	case 1:
+		return step_open(r, PERF_COUNT_SW_TASK_CLOCK, false, self);
+	case 2:
+		return step_open(r, PERF_COUNT_SW_CONTEXT_SWITCHES, false, all);
+	case 3:
+		return step_open(r, PERF_COUNT_SW_CONTEXT_SWITCHES, true, all);
+	case 4:
+		h = shpmu_open_group(r->pmu, group, 2, &all);
+		if (h >= 0)
+			r->h[r->nh++] = h;
+		return h < 0 ? h : 0;
+	case 5:
+		return step_open(r, PERF_COUNT_SW_TASK_CLOCK, false, cg);
+	case 6:
+		return shpmu_enable(r->pmu, r->h[3]);
+	case 7:
+		return shpmu_read(r->pmu, r->h[0], c);
+	case 8:
+		return shpmu_read_many(r->pmu, r->h, (size_t)r->nh, c);
+	case 9:
+		return shpmu_read_group(r->pmu, r->h[4], c, 2);
+	case 10:
+		return shpmu_disable(r->pmu, r->h[0]);
+	case 11:
+		return shpmu_reset(r->pmu, r->h[2]);
+	case 12:
+		return shpmu_read_cpu(r->pmu, r->h[2], 0, c);
+	case 13:
+		h = shpmu_cgroup_id(r->pmu, r->cgroup, &id);
+		return h ? h : shpmu_cgroup_path(r->pmu, id, path, sizeof(path));
+	case 14:
+		return shpmu_disable(r->pmu, r->h[3]); /* the last user */
+	case 15:
+		h = shpmu_close(r->pmu, r->h[1]);
+		if (!h)
+			r->h[1] = r->h[--r->nh];
+		return h;
+	}
+	return 1; /* past the end */
+}
+
+/* Calls the scenario makes, counted without faults. */
+static int count_calls(const char *cgroup)
+{
+	struct run r = { .cgroup = cgroup };
+	int calls;
+
+	memset(&inj, 0, sizeof(inj));
+	r.pmu = shpmu_new(NULL);
+	cr_assert(r.pmu);
+	shpmu__set_sys_ops(r.pmu, &faulty);
+	for (int i = 0; step(&r, i) != 1; i++)
+		;
+	calls = inj.calls; /* shpmu_free's closes are walked separately */
+	shpmu_free(r.pmu);
+	return calls;
+}
+
+static void expect_others_read(struct run *r, const char *what)
+{
+	struct shpmu_count c[2];
+
+	for (int k = 0; k < r->nh; k++)
+		cr_expect_eq(shpmu_read_group(r->pmu, r->h[k], c, 2), 0,
+			     "%s: handle %d no longer reads", what, r->h[k]);
+}
+
+static int walked;
+
+/* One run with the Nth call failing. */
+static void run_with_fault(const char *cgroup, int n, int fault, int base_fds)
+{
+	struct run r = { .cgroup = cgroup };
+	char what[96];
+
+	memset(&inj, 0, sizeof(inj));
+	r.pmu = shpmu_new(NULL);
+	cr_assert(r.pmu);
+	shpmu__set_sys_ops(r.pmu, &faulty);
+	inj.target = n;
+	inj.fault = fault;
+	for (int i = 0;; i++) {
+		struct shpmu_stats before, after;
+		int fds = count_fds(), ret;
+
+		shpmu_get_stats(r.pmu, &before);
+		ret = step(&r, i);
+		if (ret == 1)
+			break;
+		if (!inj.fired) {
+			cr_assert_eq(ret, 0, "step %d failed with no fault", i);
+			continue;
+		}
+		snprintf(what, sizeof(what), "call %d (kind %d) failing with %d "
+					     "in step %d",
+			 n, inj.fired_kind, fault, i);
+		walked++;
+		shpmu_get_stats(r.pmu, &after);
+		if (ret == 0) {
+			/* Retried, or a close that released the fd anyway. */
+			cr_expect(fault == EINTR || inj.fired_kind == K_CLOSE ||
+					  (inj.fired_kind == K_IOCTL && i == 15),
+				  "%s: the step succeeded", what);
+		} else {
+			cr_expect_lt(ret, 0, "%s", what);
+			cr_expect_eq(errno, -ret, "%s: errno", what);
+			cr_expect_neq(fault, EINTR, "%s: EINTR reported", what);
+			cr_expect_eq(memcmp(&before, &after, sizeof(before)),
+				     0, "%s: stats changed", what);
+			cr_expect_eq(count_fds(), fds, "%s: fds leaked", what);
+		}
+		expect_others_read(&r, what);
+		break;
+	}
+	shpmu_free(r.pmu);
+	cr_expect_eq(count_fds(), base_fds, "call %d, fault %d: fds after free",
+		     n, fault);
+}
+
+Test(faults, every_call_of_the_scenario_can_fail_cleanly)
+{
+	struct shpmu *setup = shpmu_new(NULL);
+	int base_fds, total;
+
+	cr_assert(setup);
+	cg_setup(setup);
+	shpmu_free(setup);
+	const char *cgroup = cg_make("faults");
+	base_fds = count_fds();
+	total = count_calls(cgroup);
+	cr_assert_gt(total, 40, "the scenario makes %d calls", total);
+	cr_assert_leq(total, MAX_CALLS);
+	enum kind kinds[MAX_CALLS + 1];
+	int want = 0;
+
+	memcpy(kinds, inj.kinds, sizeof(kinds));
+	for (int n = 1; n <= total; n++)
+		for (int f = 0; f < NFAULTS; f++) {
+			/* A short read is a fault of reads only. */
+			if (faults[f] == SHORT_READ && kinds[n] != K_READ)
+				continue;
+			want++;
+			run_with_fault(cgroup, n, faults[f], base_fds);
+		}
+	printf("fault walk: %d calls, %d injected faults\n", total, walked);
+	cr_expect_eq(walked, want);
+	cg_teardown();
+}
