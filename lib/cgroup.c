@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup_mount.h"
@@ -136,14 +137,62 @@ static int relative_path(struct shpmu *pmu, const char *path,
 	return 0;
 }
 
-int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
-		     uint64_t *id)
+/* openat2's checks one component at a time, for kernels before 5.6 (and
+ * valgrind, which does not know the call): no symlink (O_NOFOLLOW gives
+ * ELOOP), no other mount (st_dev changes). ".." never gets here. */
+static int open_by_components(struct shpmu *pmu, const char *rel)
+{
+	char copy[PATH_MAX], *comp, *save = NULL;
+	struct stat root_st, st;
+	int cur, next;
+
+	if (strlen(rel) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, rel);
+	cur = sys_openat(pmu, pmu->cgroups.root_fd, ".", DIR_FLAGS);
+	if (cur < 0)
+		return cur;
+	if (fstat(cur, &root_st) < 0)
+		goto fail_errno;
+	for (comp = strtok_r(copy, "/", &save); comp;
+	     comp = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(comp, "."))
+			continue;
+		next = sys_openat(pmu, cur, comp, DIR_FLAGS | O_NOFOLLOW);
+		sys_close(pmu, cur);
+		if (next < 0)
+			return next;
+		cur = next;
+		if (fstat(cur, &st) < 0)
+			goto fail_errno;
+		if (st.st_dev != root_st.st_dev) {
+			sys_close(pmu, cur);
+			return -EXDEV;
+		}
+	}
+	return cur;
+fail_errno:
+	next = -errno;
+	sys_close(pmu, cur);
+	return next;
+}
+
+/* Opens a directory under the root, refusing symlinks and other mounts. */
+static int open_beneath(struct shpmu *pmu, const char *rel)
 {
 	struct open_how how = {
 		.flags = DIR_FLAGS,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
+	int fd = sys_openat2(pmu, pmu->cgroups.root_fd, rel, &how);
+
+	return fd == -ENOSYS ? open_by_components(pmu, rel) : fd;
+}
+
+int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
+		     uint64_t *id)
+{
 	const char *rel;
 	int err;
 
@@ -153,7 +202,7 @@ int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
 	err = relative_path(pmu, path, &rel);
 	if (err)
 		return err;
-	*fd = sys_openat2(pmu, pmu->cgroups.root_fd, rel, &how);
+	*fd = open_beneath(pmu, rel);
 	if (*fd < 0) {
 		err = *fd;
 		if (err == -ELOOP)
@@ -238,18 +287,13 @@ static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
  * the cgroups lock. */
 static int open_walked(struct shpmu *pmu, uint64_t id, int *fd)
 {
-	struct open_how how = {
-		.flags = DIR_FLAGS,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
 	const char *rel = cgroup_path_map_find(&pmu->cgroups.walked, id);
 	uint64_t now;
 	int err;
 
 	if (!rel)
 		return -ENOENT;
-	*fd = sys_openat2(pmu, pmu->cgroups.root_fd, *rel ? rel : ".", &how);
+	*fd = open_beneath(pmu, *rel ? rel : ".");
 	if (*fd < 0)
 		return *fd;
 	err = cgroup_fd_id(pmu, *fd, &now);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -14,6 +15,12 @@
 
 char last_log[512];
 int log_count;
+bool under_valgrind;
+
+__attribute__((constructor)) static void detect_valgrind(void)
+{
+	under_valgrind = getenv("SHPMU_TEST_VALGRIND") != NULL;
+}
 
 void record_log(int level, const char *msg, void *arg)
 {

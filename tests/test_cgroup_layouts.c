@@ -21,6 +21,9 @@ static char tmpdir[64];
 
 static void private_mounts(void)
 {
+	if (under_valgrind)
+		cr_skip_test("valgrind 3.19 reports mount(2) with a NULL type, "
+			     "which remounting / private needs, as an error");
 	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
 	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
 }

@@ -11,6 +11,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
+#include "sys.h"
 
 static struct shpmu *pmu;
 
@@ -330,4 +331,42 @@ Test(cgroups, a_sub_tree_root_confines_ids_and_paths)
 	t.cgroup_id = id;
 	cr_expect_geq(shpmu_open(p, &a, &t), 0);
 	shpmu_free(p);
+}
+
+static int no_openat2(int dirfd, const char *path, struct open_how *how,
+		      size_t size, void *arg)
+{
+	(void)dirfd;
+	(void)path;
+	(void)how;
+	(void)size;
+	(void)arg;
+	errno = ENOSYS;
+	return -1;
+}
+
+/* Kernels before 5.6 have no openat2: the same checks, a component at a
+ * time. */
+Test(cgroups, paths_resolve_without_openat2)
+{
+	struct shpmu_sys_ops ops = shpmu_sys_kernel;
+	const char *abs;
+
+	cg_make("old kernel");
+	abs = cg_make("old kernel/nested dir");
+	char rel[PATH_MAX], buf[PATH_MAX];
+	uint64_t id;
+
+	ops.openat2 = no_openat2;
+	shpmu__set_sys_ops(pmu, &ops);
+	snprintf(rel, sizeof(rel), "%s/old kernel/./nested dir",
+		 cg_base_rel());
+	cr_assert_eq(shpmu_cgroup_id(pmu, rel, &id), 0, "%s", last_log);
+	cr_expect_eq(id, cg_ino(abs));
+	cr_assert_eq(shpmu_cgroup_path(pmu, id, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, abs);
+	cr_expect_eq(shpmu_cgroup_id(pmu, cg_abs("missing"), &id), -ENOENT);
+	cr_expect_eq(shpmu_cgroup_id(pmu, "a/../..", &id), -EINVAL);
+	cr_expect_eq(shpmu_cgroup_id(pmu, "cgroup.procs", &id), -ENOTDIR);
+	shpmu__set_sys_ops(pmu, NULL);
 }

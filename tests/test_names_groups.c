@@ -194,6 +194,7 @@ Test(groups, identical_groups_share_and_different_ones_do_not)
 /* A group read agrees with single events opened over the same window. */
 Test(groups, a_group_reads_what_single_events_read)
 {
+	VALGRIND_SKIP_EXACT();
 	const char *names[] = { "cs", "page-faults" };
 	struct shpmu_target self = self_target();
 	struct perf_event_attr attrs[2] = { named("cs"), named("page-faults") };

@@ -279,8 +279,11 @@ Test(syscalls, failed_and_short_reads_are_errors_that_lose_nothing)
 	raw_read(raw, v);
 	/* Both saw the same faults since their readings before the
 	 * failures: none was lost or counted twice. */
-	cr_expect_eq(c.value - before.value, v[0] - r0[0],
-		     "handle moved %llu, raw fd %llu",
+	/* (valgrind faults too, translating code between the readings) */
+	int64_t diff = (int64_t)(v[0] - r0[0]) -
+		       (int64_t)(c.value - before.value);
+	cr_expect_leq(diff < 0 ? -diff : diff, under_valgrind ? 4 : 0,
+		      "handle moved %llu, raw fd %llu",
 		     (unsigned long long)(c.value - before.value),
 		     (unsigned long long)(v[0] - r0[0]));
 	cr_expect_geq(c.value - before.value, 300);

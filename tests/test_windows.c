@@ -174,7 +174,8 @@ Test(windows, closing_the_first_opener_leaves_the_other_continuous)
 	cr_expect_eq(count_perf_fds(), 1, "B keeps the kernel event open");
 	after = rd(b).value;
 	cr_expect_geq(after, before, "B went backwards when A closed");
-	cr_expect_lt(after - before, 2000000, "B jumped when A closed");
+	cr_expect_lt(after - before, under_valgrind ? 20000000 : 2000000,
+		     "B jumped when A closed");
 	burn_cpu_ns(WINDOW_NS);
 	expect_within_pct(rd(b).value, thread_cpu_ns() - t0, 3, "B total");
 	cr_assert_eq(shpmu_close(pmu, b), 0);
