@@ -28,6 +28,8 @@ ninja -C build-tsan tests/stress
 TSAN_OPTIONS=halt_on_error=1:exitcode=66 build-tsan/tests/stress 20 8
 echo "== every unit suite under valgrind memcheck"
 meson test -C build --setup valgrind --suite unit --print-errorlogs
+echo "== fuzz targets, 60 s each"
+scripts/fuzz.sh 60
 echo "== the benchmark runs (figures are not judged here; see README)"
 meson test -C build --benchmark --print-errorlogs
 echo "== installed library, used from outside the tree"

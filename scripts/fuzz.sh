@@ -1,0 +1,31 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang, ASan and UBSan, and runs each for
+# SECONDS (default 60) from the seeds in tests/fuzz/seeds. Any crash, leak
+# or sanitizer report fails the run.
+set -eu
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+scripts/install-deps.sh
+[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true \
+	-Dtests=disabled -Db_sanitize=address,undefined -Db_lundef=false
+ninja -C build-fuzz tests/fuzz/fuzz_attr tests/fuzz/fuzz_names \
+	tests/fuzz/fuzz_cgroup_path
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+for target in attr names cgroup_path; do
+	corpus=$(mktemp -d)
+	echo "== fuzz_$target for ${seconds}s"
+	build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" \
+		-rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="build-fuzz/crash-$target-" \
+		"$corpus" "tests/fuzz/seeds/$target" 2>&1 |
+		grep -E "^(stat::number_of_executed_units|==[0-9]+==|SUMMARY|Done)|ERROR|crash" || true
+	status=$(build-fuzz/tests/fuzz/fuzz_$target -runs=0 "$corpus" \
+		"tests/fuzz/seeds/$target" >/dev/null 2>&1; echo $?)
+	rm -rf "$corpus"
+	ls build-fuzz/crash-$target-* >/dev/null 2>&1 && {
+		echo "FAIL: fuzz_$target found a crash: build-fuzz/crash-$target-*"
+		exit 1
+	}
+	[ "$status" = 0 ] || { echo "FAIL: fuzz_$target: replay failed"; exit 1; }
+done
+echo "fuzz: 3 passed, 0 failed"
