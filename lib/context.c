@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf_backend.h"
 #include "log.h"
 #include "task.h"
 
@@ -114,11 +115,8 @@ struct shpmu *shpmu_new(const struct shpmu_opts *opts)
 	switch (o.cgroup_backend) {
 	case SHPMU_CGROUP_BACKEND_AUTO:
 	case SHPMU_CGROUP_BACKEND_PERF:
-		break;
 	case SHPMU_CGROUP_BACKEND_BPF:
-		pr_err(&early, "shpmu_new: the BPF cgroup backend is not in "
-			       "this version; use SHPMU_CGROUP_BACKEND_AUTO");
-		return shpmu_err_ptr(-EOPNOTSUPP);
+		break;
 	default:
 		pr_err(&early, "shpmu_new: unknown cgroup backend %d",
 		       (int)o.cgroup_backend);
@@ -132,6 +130,17 @@ struct shpmu *shpmu_new(const struct shpmu_opts *opts)
 	if (err) {
 		free(pmu);
 		return shpmu_err_ptr(err);
+	}
+	if (o.cgroup_backend == SHPMU_CGROUP_BACKEND_BPF) {
+		pmu->bpf_decided = true;
+		err = bpf_backend_new(pmu, &pmu->bpf);
+		if (err) {
+			pr_err(pmu, "shpmu_new: the BPF cgroup backend cannot "
+				    "work here (see above); use "
+				    "SHPMU_CGROUP_BACKEND_AUTO or _PERF");
+			shpmu_free(pmu);
+			return shpmu_err_ptr(err);
+		}
 	}
 	return pmu;
 }
@@ -157,6 +166,7 @@ void shpmu_free(struct shpmu *pmu)
 		context_close_handle(pmu, slot, h);
 	}
 	pthread_mutex_unlock(&pmu->lock);
+	bpf_backend_free(pmu, pmu->bpf);
 	handles_fini(&pmu->handles);
 	registry_fini(&pmu->registry);
 	pthread_mutex_destroy(&pmu->lock);
@@ -188,6 +198,22 @@ static int get_stats_checked(struct shpmu *pmu, struct shpmu_stats *out)
 	*out = pmu->stats;
 	pthread_mutex_unlock(&pmu->lock);
 	return 0;
+}
+
+struct bpf_backend *context_bpf(struct shpmu *pmu)
+{
+	if (!pmu->bpf_decided) {
+		pmu->bpf_decided = true;
+		/* SHPMU_F_NO_SHARING is the one-event-per-request baseline:
+		 * AUTO means classic cgroup events there. */
+		if (pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
+		    !(pmu->flags & SHPMU_F_NO_SHARING) &&
+		    bpf_backend_new(pmu, &pmu->bpf))
+			pr_info(pmu, "counting cgroups with classic cgroup "
+				     "events: the BPF backend cannot work here "
+				     "(see above)");
+	}
+	return pmu->bpf;
 }
 
 int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)

@@ -21,6 +21,8 @@ struct shpmu {
 	void *log_arg;
 	int64_t probe_types[2]; /* the kprobe and uprobe PMU types, or -1 */
 	uint64_t fork_generation; /* task_fork_generation() at shpmu_new */
+	struct bpf_backend *bpf;  /* the BPF cgroup backend, once chosen */
+	bool bpf_decided;	  /* AUTO has tried it (under the lock) */
 	bool forked;		  /* shpmu_free in a forked child: no ioctls */
 
 	/* Lock order: lock, then a handle stripe, then a kevent's lock. */
@@ -58,6 +60,12 @@ static inline void context_leave(void)
 {
 	context_depth--;
 }
+
+/* The BPF cgroup backend if this context counts cgroups with it: loaded
+ * at shpmu_new for BPF, on the first cgroup open for AUTO (falling back to
+ * classic cgroup events, logged, where it cannot work). Context lock
+ * held. */
+struct bpf_backend *context_bpf(struct shpmu *pmu);
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe. */
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h);

@@ -147,6 +147,21 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 	 * only costs a fresh event later. */
 	if (key->target.kind == SHPMU_TARGET_TASK)
 		ev->task = task_identity(key->target.pid);
+	if (key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1 &&
+	    context_bpf(pmu)) {
+		err = bpf_backend_attach(pmu, pmu->bpf, &key->events[0],
+					 key->target.cgroup_id, &ev->counter);
+		if (err)
+			goto free_cpus;
+		ev->bpf = true;
+		err = -pthread_mutex_init(&ev->lock, NULL);
+		if (err) {
+			bpf_backend_detach(pmu, pmu->bpf, &ev->counter);
+			goto free_cpus;
+		}
+		*out = ev;
+		return 0;
+	}
 	ev->fds = calloc(kevent_nfds_total(ev), sizeof(*ev->fds));
 	if (!ev->fds) {
 		err = -ENOMEM;
@@ -175,6 +190,8 @@ free_ev:
 
 void kevent_close(struct shpmu *pmu, struct kevent *ev)
 {
+	if (ev->bpf)
+		bpf_backend_detach(pmu, pmu->bpf, &ev->counter);
 	for (uint32_t i = 0; i < kevent_nfds_total(ev); i++)
 		sys_close(pmu, ev->fds[i]);
 	pthread_mutex_destroy(&ev->lock);
@@ -190,6 +207,10 @@ int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on)
 	uint32_t i;
 	int err = 0;
 
+	/* The BPF backend's shared per-CPU events always run; each handle's
+	 * windows come from its own base readings. */
+	if (ev->bpf)
+		return 0;
 	for (i = 0; i < ev->nfds; i++) {
 		err = sys_ioctl(pmu, kevent_fd(ev, i), req,
 				PERF_IOC_FLAG_GROUP);
@@ -236,6 +257,9 @@ int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	uint64_t buf[3];
 	ssize_t n;
 
+	if (ev->bpf)
+		return bpf_backend_read(pmu, pmu->bpf, &ev->counter,
+					ev->cpus[i], vals);
 	if (ev->nevents > 1)
 		return read_group(pmu, ev, i, vals);
 	n = sys_read(pmu, kevent_fd(ev, i), buf, sizeof(buf));

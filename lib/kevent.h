@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf_backend.h"
 #include "key.h"
 
 struct shpmu;
@@ -34,6 +35,10 @@ struct kevent {
 	uint32_t nevents;     /* events per CPU: a group's members, or 1 */
 	uint32_t nvals;	      /* values per fd reading, KVAL_* */
 	int64_t task;	      /* TASK target: task_identity() at open */
+	/* A cgroup counted by the BPF backend: no fds of its own; its CPU
+	 * readings come from the backend's per-CPU totals. */
+	bool bpf;
+	struct bpf_counter counter;
 	int *cpus;	      /* the CPU of each fd; -1: any */
 	/* nfds * nevents fds, CPU by CPU; fds[i * nevents] is CPU i's
 	 * group leader, the fd that is read and switched. */
@@ -57,7 +62,7 @@ int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on);
 /* All the fds the event holds. */
 static inline uint32_t kevent_nfds_total(const struct kevent *ev)
 {
-	return ev->nfds * ev->nevents;
+	return ev->bpf ? 0 : ev->nfds * ev->nevents;
 }
 
 static inline int kevent_fd(const struct kevent *ev, uint32_t i)

@@ -146,7 +146,8 @@ static int open_shared(struct shpmu *pmu, const struct share_key *key,
 	if (created) {
 		if (sharing)
 			registry_insert(&pmu->registry, ev);
-		pmu->stats.kernel_events++;
+		/* (the BPF backend counts its own shared events) */
+		pmu->stats.kernel_events += !ev->bpf;
 		pmu->stats.kernel_fds += kevent_nfds_total(ev);
 	} else {
 		pmu->stats.shared_opens++;
@@ -285,7 +286,7 @@ void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
 		return;
 	if (ev->registered)
 		registry_remove(&pmu->registry, ev);
-	pmu->stats.kernel_events--;
+	pmu->stats.kernel_events -= !ev->bpf;
 	pmu->stats.kernel_fds -= kevent_nfds_total(ev);
 	kevent_close(pmu, ev);
 }

@@ -2,8 +2,10 @@
 #include "cgroup_helpers.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,28 @@ static char base[2 * PATH_MAX], base_rel[PATH_MAX];
 static char bufs[8][3 * PATH_MAX];
 static int next_buf;
 
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw);
+
+/* Test cgroups of test processes that died before their teardown. */
+static void sweep_stale(const char *root)
+{
+	char path[2 * PATH_MAX];
+	struct dirent *d;
+	DIR *dir = opendir(root);
+	int pid;
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir)))
+		if (sscanf(d->d_name, "shpmu-test-%d-", &pid) == 1 &&
+		    kill(pid, 0) < 0 && errno == ESRCH) {
+			snprintf(path, sizeof(path), "%s/%s", root, d->d_name);
+			nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+		}
+	closedir(dir);
+}
+
 void cg_setup(struct shpmu *pmu)
 {
 	static int n;
@@ -25,6 +49,7 @@ void cg_setup(struct shpmu *pmu)
 
 	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0,
 		     "no cgroup root found");
+	sweep_stale(root);
 	snprintf(base_rel, sizeof(base_rel), "shpmu-test-%d-%d", getpid(),
 		 n++);
 	snprintf(base, sizeof(base), "%s/%s", root, base_rel);

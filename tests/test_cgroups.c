@@ -15,9 +15,12 @@
 
 static struct shpmu *pmu;
 
+/* Classic cgroup events: these tests compare with raw cgroup perf events
+ * exactly; the BPF backend has its own suite (test_bpf.c). */
 static void setup(void)
 {
-	SHPMU_OPTS(opts, .log = record_log);
+	SHPMU_OPTS(opts, .log = record_log,
+		   .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
 
 	pmu = shpmu_new(&opts);
 	cr_assert(pmu, "shpmu_new: %s", strerror(errno));
