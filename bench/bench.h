@@ -42,6 +42,7 @@ void bench_bytes_per_handle(struct figure *f);
 void bench_op_cost_growth(struct figure *f);
 void bench_papi_read(struct figure *f);
 void bench_cgroup_switch(struct figure *f0, struct figure *f200,
-			 struct figure *f1000);
+			 struct figure *f1000, struct figure *b200,
+			 struct figure *b1000, struct figure *bfds);
 
 #endif

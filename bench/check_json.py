@@ -9,7 +9,9 @@ import sys
 KEYS = {"open_dup_speedup", "read_overhead_ratio", "read_many_speedup",
         "fds_raw", "fds_shared", "bytes_per_handle", "op_cost_growth",
         "papi_read_ratio", "cgroup_switch_overhead_0",
-        "cgroup_switch_overhead_200", "cgroup_switch_overhead_1000"}
+        "cgroup_switch_overhead_200", "cgroup_switch_overhead_1000",
+        "bpf_cgroup_switch_overhead_200", "bpf_cgroup_switch_overhead_1000",
+        "bpf_fds_1000_cgroups"}
 
 out = subprocess.run([sys.argv[1], "--json"], capture_output=True, text=True)
 sys.stdout.write(out.stderr)
