@@ -362,6 +362,8 @@ int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
 	struct bpf_perf_event_value per_cpu[MAX_CPUS];
 	uint32_t key = c->slot * MAX_EVENTS + c->event;
 
+	/* (valgrind cannot see the kernel fill it) */
+	memset(per_cpu, 0, (size_t)b->possible * sizeof(per_cpu[0]));
 	/* The delta since the CPU's last switch belongs to what runs there
 	 * now: the program attributes it before the totals are read. */
 	if (bpf_prog_test_run_opts(b->prog_fd, &run)) {
