@@ -55,11 +55,15 @@ static struct shpmu_count rd(struct shpmu *p, int h)
 	return c;
 }
 
+/* Within slack (switches: the one leaving a cgroup is counted at the
+ * next; valgrind's own scheduling adds a few more at the edges). */
 static void expect_close(uint64_t a, uint64_t b, uint64_t slack,
 			 const char *what)
 {
 	uint64_t d = a > b ? a - b : b - a;
 
+	if (under_valgrind)
+		slack += 4;
 	cr_expect_leq(d, slack, "%s: BPF %llu, classic %llu", what,
 		      (unsigned long long)a, (unsigned long long)b);
 }
