@@ -393,16 +393,7 @@ static int cgroup_id_checked(struct shpmu *pmu, const char *path, uint64_t *id)
 
 int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
 {
-	int err;
-
-	if (!pmu)
-		return cgroup_id_checked(pmu, path, id);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = cgroup_id_checked(pmu, path, id);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, cgroup_id_checked(pmu, path, id));
 }
 
 
@@ -428,14 +419,5 @@ static int cgroup_path_checked(struct shpmu *pmu, uint64_t id, char *buf, size_t
 
 int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
 {
-	int err;
-
-	if (!pmu)
-		return cgroup_path_checked(pmu, id, buf, len);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = cgroup_path_checked(pmu, id, buf, len);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, cgroup_path_checked(pmu, id, buf, len));
 }

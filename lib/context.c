@@ -218,14 +218,5 @@ struct bpf_backend *context_bpf(struct shpmu *pmu)
 
 int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out)
 {
-	int err;
-
-	if (!pmu)
-		return get_stats_checked(pmu, out);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = get_stats_checked(pmu, out);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, get_stats_checked(pmu, out));
 }

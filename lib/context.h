@@ -61,6 +61,22 @@ static inline void context_leave(void)
 	context_depth--;
 }
 
+/* The body of a public call: the impl call between context_enter() and
+ * context_leave() (a NULL pmu goes straight to impl, which refuses it). */
+#define CONTEXT_CALL(pmu, call)                                                \
+	do {                                                                   \
+		int ret_;                                                      \
+                                                                               \
+		if (!(pmu))                                                    \
+			return (call);                                         \
+		ret_ = context_enter((pmu), __func__);                         \
+		if (ret_)                                                      \
+			return shpmu_err(ret_);                                \
+		ret_ = (call);                                                 \
+		context_leave();                                               \
+		return ret_;                                                   \
+	} while (0)
+
 /* The BPF cgroup backend if this context counts cgroups with it: loaded
  * at shpmu_new for BPF, on the first cgroup open for AUTO (falling back to
  * classic cgroup events, logged, where it cannot work). Context lock

@@ -48,16 +48,7 @@ unlock:
 
 int shpmu_enable(struct shpmu *pmu, int h)
 {
-	int err;
-
-	if (!pmu)
-		return enable_checked(pmu, h);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = enable_checked(pmu, h);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, enable_checked(pmu, h));
 }
 
 static int disable_checked(struct shpmu *pmu, int h)
@@ -90,16 +81,7 @@ unlock:
 
 int shpmu_disable(struct shpmu *pmu, int h)
 {
-	int err;
-
-	if (!pmu)
-		return disable_checked(pmu, h);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = disable_checked(pmu, h);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, disable_checked(pmu, h));
 }
 
 static int reset_checked(struct shpmu *pmu, int h)
@@ -122,14 +104,5 @@ static int reset_checked(struct shpmu *pmu, int h)
 
 int shpmu_reset(struct shpmu *pmu, int h)
 {
-	int err;
-
-	if (!pmu)
-		return reset_checked(pmu, h);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = reset_checked(pmu, h);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, reset_checked(pmu, h));
 }

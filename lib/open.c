@@ -208,16 +208,7 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attr,
 int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 	       const struct shpmu_target *target)
 {
-	int err;
-
-	if (!pmu)
-		return open_checked(pmu, attr, target);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = open_checked(pmu, attr, target);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, open_checked(pmu, attr, target));
 }
 
 static int open_group_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
@@ -255,16 +246,7 @@ static int open_group_checked(struct shpmu *pmu, const struct perf_event_attr *a
 int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
 		     size_t n, const struct shpmu_target *target)
 {
-	int err;
-
-	if (!pmu)
-		return open_group_checked(pmu, attrs, n, target);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = open_group_checked(pmu, attrs, n, target);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, open_group_checked(pmu, attrs, n, target));
 }
 
 void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
@@ -311,14 +293,5 @@ static int close_checked(struct shpmu *pmu, int h)
 
 int shpmu_close(struct shpmu *pmu, int h)
 {
-	int err;
-
-	if (!pmu)
-		return close_checked(pmu, h);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = close_checked(pmu, h);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, close_checked(pmu, h));
 }

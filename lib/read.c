@@ -44,16 +44,7 @@ static int read_checked(struct shpmu *pmu, int h, struct shpmu_count *out)
 
 int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 {
-	int err;
-
-	if (!pmu)
-		return read_checked(pmu, h, out);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = read_checked(pmu, h, out);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, read_checked(pmu, h, out));
 }
 
 static int read_cpu_checked(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
@@ -89,16 +80,7 @@ static int read_cpu_checked(struct shpmu *pmu, int h, int cpu, struct shpmu_coun
 
 int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
 {
-	int err;
-
-	if (!pmu)
-		return read_cpu_checked(pmu, h, cpu, out);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = read_cpu_checked(pmu, h, cpu, out);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, read_cpu_checked(pmu, h, cpu, out));
 }
 
 static int read_group_checked(struct shpmu *pmu, int gh, struct shpmu_count *out,
@@ -146,16 +128,7 @@ static int read_group_checked(struct shpmu *pmu, int gh, struct shpmu_count *out
 int shpmu_read_group(struct shpmu *pmu, int gh, struct shpmu_count *out,
 		     size_t n)
 {
-	int err;
-
-	if (!pmu)
-		return read_group_checked(pmu, gh, out, n);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = read_group_checked(pmu, gh, out, n);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, read_group_checked(pmu, gh, out, n));
 }
 
 uint64_t shpmu_scale(const struct shpmu_count *c)

@@ -206,14 +206,5 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 		    struct shpmu_count *out)
 {
-	int err;
-
-	if (!pmu)
-		return read_many_checked(pmu, hs, n, out);
-	err = context_enter(pmu, __func__);
-	if (err)
-		return shpmu_err(err);
-	err = read_many_checked(pmu, hs, n, out);
-	context_leave();
-	return err;
+	CONTEXT_CALL(pmu, read_many_checked(pmu, hs, n, out));
 }
