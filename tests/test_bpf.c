@@ -55,8 +55,12 @@ static struct shpmu_count rd(struct shpmu *p, int h)
 	return c;
 }
 
-/* Within slack (switches: the one leaving a cgroup is counted at the
- * next; valgrind's own scheduling adds a few more at the edges). */
+/* Within slack. The BPF program runs at the sched_switch tracepoint,
+ * before perf counts that switch and before it switches classic cgroup
+ * events: a switch is credited to whoever switches out next on that CPU,
+ * up to 2 per task that ran, and the switch path's own time goes to the
+ * outgoing task (task-clock up to about 3% over classic with a sleep per
+ * 1.5 ms of work). valgrind's scheduling adds a few more at the edges. */
 static void expect_close(uint64_t a, uint64_t b, uint64_t slack,
 			 const char *what)
 {
@@ -100,9 +104,10 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		char what[64];
 
 		snprintf(what, sizeof(what), "%s task-clock", names[i]);
-		expect_within_pct(bc.value, cc.value, 1, what);
+		expect_within_pct(bc.value, cc.value, 3, what);
 		snprintf(what, sizeof(what), "%s context-switches", names[i]);
-		expect_close(bs.value, cs.value, 1, what);
+		/* p holds both workers */
+		expect_close(bs.value, cs.value, i == 0 ? 4 : 2, what);
 		cr_expect_gt(cc.value, 50000000, "%s counted nothing", names[i]);
 	}
 }
@@ -139,7 +144,7 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 	cg_go(&w);
 	uint64_t cpu = cg_wait(&w, &ru);
 	cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
-	expect_within_pct(out[999 * 4].value, cpu, 2, "g0999 task-clock");
+	expect_within_pct(out[999 * 4].value, cpu, 3, "g0999 task-clock");
 	cr_expect_eq(out[998 * 4].value, 0, "g0998 counted another's work");
 	for (int i = 0; i < 4000; i++)
 		cr_assert_eq(shpmu_close(bpf, hs[i]), 0);
@@ -171,9 +176,9 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 			cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
 	}
 	cg_wait(&w, &ru);
-	expect_within_pct(rd(bpf, hb).value, rd(classic, hc).value, 1,
+	expect_within_pct(rd(bpf, hb).value, rd(classic, hc).value, 3,
 			  "steady task-clock");
-	expect_close(rd(bpf, hbs).value, rd(classic, hcs).value, 1,
+	expect_close(rd(bpf, hbs).value, rd(classic, hcs).value, 2,
 		     "steady context-switches");
 }
 
@@ -192,8 +197,8 @@ Test(bpf, handles_report_only_their_own_windows)
 	cg_go(&w2);
 	uint64_t second = cg_wait(&w2, &ru);
 
-	expect_within_pct(rd(bpf, a).value, first + second, 2, "A");
-	expect_within_pct(rd(bpf, b).value, second, 2, "B only since open");
+	expect_within_pct(rd(bpf, a).value, first + second, 3, "A");
+	expect_within_pct(rd(bpf, b).value, second, 3, "B only since open");
 	cr_assert_eq(shpmu_disable(bpf, a), 0);
 	uint64_t frozen = rd(bpf, a).value;
 	struct cg_child w3 = cg_spawn(path, 30000000, 5);
