@@ -114,13 +114,21 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 	b->possible = libbpf_num_possible_cpus();
 	b->slots = calloc(MAX_SLOTS, sizeof(*b->slots));
 	b->nonline = cpus_online(pmu, &b->online);
-	if (!b->slots || b->nonline < 0 || b->possible <= 0 ||
-	    b->possible > MAX_CPUS) {
+	if (b->possible <= 0 || b->possible > MAX_CPUS) {
+		pr_info(pmu, "the BPF cgroup backend handles up to %d CPUs, "
+			     "this machine may have %d",
+			MAX_CPUS, b->possible);
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
+	if (!b->slots || b->nonline < 0) {
 		err = b->nonline < 0 ? b->nonline : -ENOMEM;
 		goto fail;
 	}
-	libbpf_set_print(libbpf_quiet);
+	/* Quiet while loading, then the application's own printer again. */
+	libbpf_print_fn_t printer = libbpf_set_print(libbpf_quiet);
 	b->skel = cgroup_counter__open_and_load();
+	libbpf_set_print(printer);
 	if (!b->skel) {
 		err = -errno;
 		pr_info(pmu, "cannot load the BPF cgroup counter: %s (needs "
@@ -289,10 +297,12 @@ static int get_slot(struct shpmu *pmu, struct bpf_backend *b, uint64_t id,
 		    uint32_t *out)
 {
 	uint32_t s = find_slot(b, id);
+	bool fresh = false;
 
 	if (s == NO_SLOT) {
 		if (b->slots_used < MAX_SLOTS) {
 			s = b->slots_used++;
+			fresh = true;
 		} else if (b->free_head != NO_SLOT) {
 			s = b->free_head;
 			b->free_head = b->slots[s].next_free;
@@ -305,8 +315,20 @@ static int get_slot(struct shpmu *pmu, struct bpf_backend *b, uint64_t id,
 			return -ENOSPC;
 		}
 		if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.cgroup_slots),
-					&id, &s, BPF_ANY))
-			return -errno;
+					&id, &s, BPF_ANY)) {
+			int err = -errno;
+
+			/* Give the slot back where it came from. */
+			if (fresh) {
+				b->slots_used--;
+			} else {
+				b->slots[s].next_free = b->free_head;
+				b->free_head = s;
+				if (b->free_tail == NO_SLOT)
+					b->free_tail = s;
+			}
+			return err;
+		}
 		b->slots[s].id = id;
 		b->slots[s].refs = 0;
 	}
@@ -366,7 +388,9 @@ int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
 	memset(per_cpu, 0, (size_t)b->possible * sizeof(per_cpu[0]));
 	/* The delta since the CPU's last switch belongs to what runs there
 	 * now: the program attributes it before the totals are read. */
-	if (bpf_prog_test_run_opts(b->prog_fd, &run)) {
+	/* A CPU gone offline has nothing running to flush: its totals
+	 * stand as they are. */
+	if (bpf_prog_test_run_opts(b->prog_fd, &run) && errno != ENXIO) {
 		pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu,
 		       strerror(errno));
 		return -errno;
