@@ -8,6 +8,11 @@
 #include "context.h"
 #include "log.h"
 
+uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
+{
+	return pmu->bpf ? bpf_backend_unseen_switches(pmu->bpf) : 0;
+}
+
 #ifndef HAVE_BPF
 
 int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
@@ -27,9 +32,9 @@ void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b)
 
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       struct bpf_counter *out)
+		       int depth, struct bpf_counter *out)
 {
-	(void)pmu, (void)b, (void)key, (void)cgroup_id, (void)out;
+	(void)pmu, (void)b, (void)key, (void)cgroup_id, (void)depth, (void)out;
 	return -EOPNOTSUPP;
 }
 
@@ -40,10 +45,24 @@ void bpf_backend_detach(struct shpmu *pmu, struct bpf_backend *b,
 }
 
 int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
-		     const struct bpf_counter *c, int cpu, uint64_t *vals)
+		     const struct bpf_counter *c, const int *cpus, uint32_t n,
+		     bool flush, uint64_t *vals, uint32_t stride)
 {
-	(void)pmu, (void)b, (void)c, (void)cpu, (void)vals;
+	(void)pmu, (void)b, (void)c, (void)cpus, (void)n, (void)flush;
+	(void)vals, (void)stride;
 	return -EOPNOTSUPP;
+}
+
+int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b)
+{
+	(void)pmu, (void)b;
+	return -EOPNOTSUPP;
+}
+
+uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
+{
+	(void)b;
+	return 0;
 }
 
 #else
@@ -52,23 +71,32 @@ int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include "bpf/cgroup_counter.h"
 #include "cgroup_counter.skel.h"
 #include "cpus.h"
 #include "kevent.h"
 #include "sys.h"
 
-/* As in cgroup_counter.bpf.c. */
-#define MAX_EVENTS 8
-#define MAX_CPUS 1024
-#define MAX_SLOTS 16384
 #define NO_SLOT UINT32_MAX
+#define FILTER_MASK (COUNTED_FILTER_SIZE - 1)
 
 struct shared_event {
 	struct event_key key;
 	uint32_t refs; /* counters on it; 0: the index is free */
-	int *fds;      /* one per online CPU */
+	int *cpus;     /* the CPUs online when it was made */
+	int *fds;      /* one per CPU in cpus */
 	int nfds;
 };
+
+/* As in the program: a slot's totals on one CPU. */
+struct slot_totals {
+	struct bpf_perf_event_value events[MAX_EVENTS];
+};
+
+/* Per-CPU totals cost MAX_EVENTS * 24 bytes per slot per possible CPU:
+ * big machines get fewer slots, within these bounds. */
+#define TOTALS_BUDGET (64u << 20)
+#define MIN_SLOTS 1024u
 
 struct slot {
 	uint64_t id; /* 0: free */
@@ -79,15 +107,16 @@ struct slot {
 struct bpf_backend {
 	struct cgroup_counter *skel;
 	int prog_fd;
-	int possible;	/* CPUs the per-CPU maps have room for */
-	int *online, nonline;
+	int possible;	 /* CPUs the per-CPU maps have room for */
+	int *online, nonline; /* as last read: the CPUs a flush visits */
 	struct shared_event events[MAX_EVENTS];
-	struct slot *slots; /* MAX_SLOTS */
-	uint32_t slots_used; /* high-water mark */
-	/* Freed slots wait at the tail, so an in-flight program run that
-	 * looked one up just before it was freed is long done before the
-	 * slot serves another cgroup. */
+	struct slot *slots; /* max_slots */
+	uint32_t max_slots, slots_used; /* size, high-water mark */
+	/* Freed slots wait at the tail, so a slot serves another cgroup as
+	 * late as possible; reusing one first waits out any program run
+	 * that may still hold it (see get_slot). */
 	uint32_t free_head, free_tail;
+	bool told_unseen; /* logged that the tracepoint misses switches */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -112,8 +141,6 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 		return -ENOMEM;
 	b->free_head = b->free_tail = NO_SLOT;
 	b->possible = libbpf_num_possible_cpus();
-	b->slots = calloc(MAX_SLOTS, sizeof(*b->slots));
-	b->nonline = cpus_online(pmu, &b->online);
 	if (b->possible <= 0 || b->possible > MAX_CPUS) {
 		pr_info(pmu, "the BPF cgroup backend handles up to %d CPUs, "
 			     "this machine may have %d",
@@ -121,19 +148,36 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
+	b->max_slots = TOTALS_BUDGET / ((uint32_t)b->possible *
+					 sizeof(struct slot_totals));
+	if (b->max_slots > MAX_SLOTS)
+		b->max_slots = MAX_SLOTS;
+	if (b->max_slots < MIN_SLOTS)
+		b->max_slots = MIN_SLOTS;
+	b->slots = calloc(b->max_slots, sizeof(*b->slots));
+	b->nonline = cpus_online(pmu, &b->online);
 	if (!b->slots || b->nonline < 0) {
 		err = b->nonline < 0 ? b->nonline : -ENOMEM;
 		goto fail;
 	}
 	/* Quiet while loading, then the application's own printer again. */
 	libbpf_print_fn_t printer = libbpf_set_print(libbpf_quiet);
-	b->skel = cgroup_counter__open_and_load();
+	b->skel = cgroup_counter__open();
+	err = b->skel ? 0 : -errno;
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.totals,
+					       b->max_slots);
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.cgroup_slots,
+					       b->max_slots);
+	if (!err)
+		err = cgroup_counter__load(b->skel);
 	libbpf_set_print(printer);
-	if (!b->skel) {
-		err = -errno;
-		pr_info(pmu, "cannot load the BPF cgroup counter: %s (needs "
-			     "CAP_BPF and CAP_PERFMON, or root)",
-			strerror(errno));
+	if (err) {
+		pr_info(pmu, "cannot load the BPF cgroup counter: %s (it needs "
+			     "CAP_BPF and CAP_PERFMON, or root; a libbpf print "
+			     "callback shows the kernel's reasons)",
+			strerror(-err));
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
@@ -158,7 +202,7 @@ static void drop_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e)
 	int map = bpf_map__fd(b->skel->maps.events);
 
 	for (int i = 0; i < ev->nfds; i++) {
-		uint32_t key = e * MAX_CPUS + (uint32_t)b->online[i];
+		uint32_t key = e * MAX_CPUS + (uint32_t)ev->cpus[i];
 
 		/* A forked child's maps are its parent's: hands off. */
 		if (!pmu->forked)
@@ -168,6 +212,7 @@ static void drop_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e)
 	pmu->stats.kernel_events--;
 	pmu->stats.kernel_fds -= (uint64_t)ev->nfds;
 	free(ev->fds);
+	free(ev->cpus);
 	memset(ev, 0, sizeof(*ev));
 }
 
@@ -184,30 +229,84 @@ void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b)
 	free(b);
 }
 
+/* Runs the program on cpu with no outgoing task: the delta since the CPU's
+ * last switch goes to what runs there now. It runs with interrupts off, so
+ * it also waits out any switch the program is handling there. A CPU gone
+ * offline has nothing running to flush: its totals stand as they are. */
+static int flush_cpu(struct shpmu *pmu, struct bpf_backend *b, int cpu)
+{
+	uint64_t no_switch[4] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
+		    .cpu = (uint32_t)cpu, .ctx_in = no_switch,
+		    .ctx_size_in = sizeof(no_switch));
+
+	if (bpf_prog_test_run_opts(b->prog_fd, &run) && errno != ENXIO) {
+		pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu,
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b)
+{
+	for (int i = 0; i < b->nonline; i++) {
+		int err = flush_cpu(pmu, b, b->online[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* How the program must count key at a switch: see switch_count() there. */
+static uint8_t counter_kind(const struct event_key *key)
+{
+	/* The kernel counts switches in kernel mode only. */
+	if (key->type != PERF_TYPE_SOFTWARE ||
+	    (key->bits & KEY_EXCLUDE_KERNEL))
+		return KIND_READ;
+	if (key->config == PERF_COUNT_SW_CONTEXT_SWITCHES)
+		return KIND_CONTEXT_SWITCHES;
+	if (key->config == PERF_COUNT_SW_CGROUP_SWITCHES)
+		return KIND_CGROUP_SWITCHES;
+	return KIND_READ;
+}
+
 /* Opens attr on every online CPU and makes its readings the baseline the
  * program's first deltas start from. */
 static int make_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 		      const struct event_key *key)
 {
 	struct shared_event *ev = &b->events[e];
-	struct bpf_perf_event_value *base;
+	struct bpf_perf_event_value *base = NULL;
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
-	int map = bpf_map__fd(b->skel->maps.events), err = 0, i;
+	int map = bpf_map__fd(b->skel->maps.events), err = 0, n, i;
+	int *online;
 
-	ev->fds = calloc((size_t)b->nonline, sizeof(*ev->fds));
+	/* CPUs may have come and gone since the backend started. */
+	n = cpus_online(pmu, &online);
+	if (n < 0)
+		return n;
+	free(b->online);
+	b->online = online;
+	b->nonline = n;
+	ev->cpus = malloc((size_t)n * sizeof(*ev->cpus));
+	ev->fds = calloc((size_t)n, sizeof(*ev->fds));
 	base = calloc((size_t)b->possible, sizeof(*base));
-	if (!ev->fds || !base) {
+	if (!ev->cpus || !ev->fds || !base) {
 		err = -ENOMEM;
-		goto out;
+		goto fail;
 	}
+	memcpy(ev->cpus, online, (size_t)n * sizeof(*ev->cpus));
 	key_to_attr(key,
 		    PERF_FORMAT_TOTAL_TIME_ENABLED |
 			    PERF_FORMAT_TOTAL_TIME_RUNNING,
 		    attr);
 	((struct perf_event_attr *)attr)->disabled = 0;
-	for (i = 0; i < b->nonline; i++) {
+	for (i = 0; i < n; i++) {
 		uint64_t v[3];
-		int cpu = b->online[i];
+		int cpu = ev->cpus[i];
 		int fd = sys_perf_event_open(pmu,
 					     (struct perf_event_attr *)attr,
 					     -1, cpu, -1,
@@ -218,43 +317,48 @@ static int make_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 			pr_err(pmu, "BPF backend: perf_event_open on cpu %d: "
 				    "%s",
 			       cpu, strerror(-err));
-			break;
+			goto fail;
 		}
 		ev->fds[ev->nfds++] = fd;
-		if (sys_read(pmu, fd, v, sizeof(v)) != sizeof(v)) {
+		if (cpu >= b->possible ||
+		    sys_read(pmu, fd, v, sizeof(v)) != sizeof(v)) {
 			err = -EIO;
-			break;
+			goto fail;
 		}
 		base[cpu] = (struct bpf_perf_event_value){ v[0], v[1], v[2] };
 	}
-	if (!err && bpf_map_update_elem(bpf_map__fd(b->skel->maps.previous),
-					&e, base, BPF_ANY))
+	b->skel->bss->event_kind[e] = counter_kind(key);
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.previous), &e, base,
+				BPF_ANY)) {
 		err = -errno;
-	for (i = 0; !err && i < ev->nfds; i++) {
-		uint32_t slot = e * MAX_CPUS + (uint32_t)b->online[i];
+		goto fail;
+	}
+	for (i = 0; i < ev->nfds; i++) {
+		uint32_t index = e * MAX_CPUS + (uint32_t)ev->cpus[i];
 
-		if (bpf_map_update_elem(map, &slot, &ev->fds[i], BPF_ANY))
+		if (bpf_map_update_elem(map, &index, &ev->fds[i], BPF_ANY)) {
 			err = -errno;
-	}
-	if (err) {
-		for (i = 0; i < ev->nfds; i++) {
-			uint32_t slot = e * MAX_CPUS + (uint32_t)b->online[i];
-
-			bpf_map_delete_elem(map, &slot);
-			sys_close(pmu, ev->fds[i]);
+			goto fail;
 		}
-		free(ev->fds);
-		ev->fds = NULL;
-		ev->nfds = 0;
-		goto out;
 	}
+	free(base);
 	ev->key = *key;
 	if (b->skel->bss->num_events <= e)
 		b->skel->bss->num_events = e + 1;
 	pmu->stats.kernel_events++;
 	pmu->stats.kernel_fds += (uint64_t)ev->nfds;
-out:
+	return 0;
+fail:
+	for (i = 0; i < ev->nfds; i++) {
+		uint32_t index = e * MAX_CPUS + (uint32_t)ev->cpus[i];
+
+		bpf_map_delete_elem(map, &index);
+		sys_close(pmu, ev->fds[i]);
+	}
+	free(ev->fds);
+	free(ev->cpus);
 	free(base);
+	memset(ev, 0, sizeof(*ev));
 	return err;
 }
 
@@ -293,57 +397,8 @@ static uint32_t find_slot(const struct bpf_backend *b, uint64_t id)
 	return NO_SLOT;
 }
 
-static int get_slot(struct shpmu *pmu, struct bpf_backend *b, uint64_t id,
-		    uint32_t *out)
+static void free_list_push(struct bpf_backend *b, uint32_t s)
 {
-	uint32_t s = find_slot(b, id);
-	bool fresh = false;
-
-	if (s == NO_SLOT) {
-		if (b->slots_used < MAX_SLOTS) {
-			s = b->slots_used++;
-			fresh = true;
-		} else if (b->free_head != NO_SLOT) {
-			s = b->free_head;
-			b->free_head = b->slots[s].next_free;
-			if (b->free_head == NO_SLOT)
-				b->free_tail = NO_SLOT;
-		} else {
-			pr_err(pmu, "the BPF cgroup backend counts at most %d "
-				    "cgroups",
-			       MAX_SLOTS);
-			return -ENOSPC;
-		}
-		if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.cgroup_slots),
-					&id, &s, BPF_ANY)) {
-			int err = -errno;
-
-			/* Give the slot back where it came from. */
-			if (fresh) {
-				b->slots_used--;
-			} else {
-				b->slots[s].next_free = b->free_head;
-				b->free_head = s;
-				if (b->free_tail == NO_SLOT)
-					b->free_tail = s;
-			}
-			return err;
-		}
-		b->slots[s].id = id;
-		b->slots[s].refs = 0;
-	}
-	b->slots[s].refs++;
-	*out = s;
-	return 0;
-}
-
-static void put_slot(struct bpf_backend *b, uint32_t s)
-{
-	if (--b->slots[s].refs)
-		return;
-	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.cgroup_slots),
-			    &b->slots[s].id);
-	b->slots[s].id = 0;
 	b->slots[s].next_free = NO_SLOT;
 	if (b->free_tail == NO_SLOT)
 		b->free_head = s;
@@ -352,12 +407,100 @@ static void put_slot(struct bpf_backend *b, uint32_t s)
 	b->free_tail = s;
 }
 
+/* A slot for a cgroup not counted yet: a fresh one while any are left,
+ * then the longest freed. */
+static int new_slot(struct shpmu *pmu, struct bpf_backend *b, uint32_t *out,
+		    bool *fresh)
+{
+	uint32_t s = b->free_head;
+	int err;
+
+	*fresh = b->slots_used < b->max_slots;
+	if (*fresh) {
+		*out = b->slots_used++;
+		return 0;
+	}
+	if (s == NO_SLOT) {
+		pr_err(pmu, "the BPF cgroup backend counts at most %u cgroups "
+			    "on this machine",
+		       b->max_slots);
+		return -ENOSPC;
+	}
+	/* A switch that looked the slot up before it was freed may still be
+	 * adding to it on some CPU: a flush everywhere waits that out. */
+	err = bpf_backend_flush(pmu, b);
+	if (err)
+		return err;
+	b->free_head = b->slots[s].next_free;
+	if (b->free_head == NO_SLOT)
+		b->free_tail = NO_SLOT;
+	*out = s;
+	return 0;
+}
+
+static int get_slot(struct shpmu *pmu, struct bpf_backend *b, uint64_t id,
+		    uint32_t *out)
+{
+	uint32_t s = find_slot(b, id);
+	bool fresh;
+	int err;
+
+	if (s == NO_SLOT) {
+		err = new_slot(pmu, b, &s, &fresh);
+		if (err)
+			return err;
+		if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.cgroup_slots),
+					&id, &s, BPF_ANY)) {
+			err = -errno;
+			/* Give the slot back where it came from. */
+			if (fresh)
+				b->slots_used--;
+			else
+				free_list_push(b, s);
+			return err;
+		}
+		b->slots[s].id = id;
+		b->slots[s].refs = 0;
+		/* After the map entry: the program finds it once it looks. */
+		__atomic_fetch_add(&b->skel->bss->counted_ids[id & FILTER_MASK],
+				   1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&b->skel->bss->generation, 1,
+				   __ATOMIC_RELEASE);
+	}
+	b->slots[s].refs++;
+	*out = s;
+	return 0;
+}
+
+static void put_slot(struct bpf_backend *b, uint32_t s)
+{
+	uint64_t id = b->slots[s].id;
+
+	if (--b->slots[s].refs)
+		return;
+	__atomic_fetch_sub(&b->skel->bss->counted_ids[id & FILTER_MASK], 1,
+			   __ATOMIC_RELEASE);
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.cgroup_slots), &id);
+	__atomic_fetch_add(&b->skel->bss->generation, 1, __ATOMIC_RELEASE);
+	b->slots[s].id = 0;
+	free_list_push(b, s);
+}
+
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       struct bpf_counter *out)
+		       int depth, struct bpf_counter *out)
 {
-	int err = get_event(pmu, b, key, &out->event);
+	int err;
 
+	/* The cgroup's level in the hierarchy, if the root is its top. */
+	if (depth >= MAX_LEVELS) {
+		pr_err(pmu, "the BPF cgroup backend counts cgroups up to %d "
+			    "levels deep, this one is %d: use the perf "
+			    "backend",
+		       MAX_LEVELS - 1, depth);
+		return -EOPNOTSUPP;
+	}
+	err = get_event(pmu, b, key, &out->event);
 	if (err)
 		return err;
 	b->events[out->event].refs++;
@@ -376,32 +519,71 @@ void bpf_backend_detach(struct shpmu *pmu, struct bpf_backend *b,
 		drop_event(pmu, b, c->event);
 }
 
-int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
-		     const struct bpf_counter *c, int cpu, uint64_t *vals)
+uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
-		    .cpu = (uint32_t)cpu);
-	struct bpf_perf_event_value per_cpu[MAX_CPUS];
-	uint32_t key = c->slot * MAX_EVENTS + c->event;
+	return __atomic_load_n(&b->skel->bss->unseen_switches,
+			       __ATOMIC_RELAXED);
+}
 
-	/* (valgrind cannot see the kernel fill it) */
-	memset(per_cpu, 0, (size_t)b->possible * sizeof(per_cpu[0]));
-	/* The delta since the CPU's last switch belongs to what runs there
-	 * now: the program attributes it before the totals are read. */
-	/* A CPU gone offline has nothing running to flush: its totals
-	 * stand as they are. */
-	if (bpf_prog_test_run_opts(b->prog_fd, &run) && errno != ENXIO) {
-		pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu,
-		       strerror(errno));
-		return -errno;
+/* Once per backend: counts near such switches go to the wrong task. */
+static void tell_unseen(struct shpmu *pmu, struct bpf_backend *b)
+{
+	uint64_t n = bpf_backend_unseen_switches(b);
+
+	if (!n || __atomic_exchange_n(&b->told_unseen, true, __ATOMIC_RELAXED))
+		return;
+	pr_info(pmu, "the sched_switch tracepoint has missed %llu context "
+		     "switches on this machine (a kernel that hides some "
+		     "tasks from tracing?): what ran around them is counted "
+		     "for the next task to leave that CPU",
+		(unsigned long long)n);
+}
+
+/* Per-CPU totals on the stack up to this many possible CPUs (3 KiB). */
+#define STACK_CPUS 16
+
+int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
+		     const struct bpf_counter *c, const int *cpus, uint32_t n,
+		     bool flush, uint64_t *vals, uint32_t stride)
+{
+	struct slot_totals stack[STACK_CPUS], *per_cpu = stack;
+	int err = 0;
+
+	for (uint32_t i = 0; flush && i < n && !err; i++)
+		err = flush_cpu(pmu, b, cpus[i]);
+	if (err)
+		return err;
+	tell_unseen(pmu, b);
+	if (b->possible > STACK_CPUS) {
+		per_cpu = calloc((size_t)b->possible, sizeof(*per_cpu));
+		if (!per_cpu)
+			return -ENOMEM;
+	} else {
+		/* (valgrind cannot see the kernel fill it) */
+		memset(stack, 0, sizeof(stack));
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.totals), &key,
-				per_cpu))
-		return -errno;
-	vals[KVAL_ENABLED] = per_cpu[cpu].enabled;
-	vals[KVAL_RUNNING] = per_cpu[cpu].running;
-	vals[KVAL_COUNT] = per_cpu[cpu].counter;
-	return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.totals), &c->slot,
+				per_cpu)) {
+		err = -errno;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bpf_perf_event_value *v;
+		uint64_t *to = vals + (size_t)i * stride;
+
+		if (cpus[i] < 0 || cpus[i] >= b->possible) {
+			err = -EINVAL;
+			goto out;
+		}
+		v = &per_cpu[cpus[i]].events[c->event];
+		to[KVAL_ENABLED] = v->enabled;
+		to[KVAL_RUNNING] = v->running;
+		to[KVAL_COUNT] = v->counter;
+	}
+out:
+	if (per_cpu != stack)
+		free(per_cpu);
+	return err;
 }
 
 #endif

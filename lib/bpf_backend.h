@@ -29,14 +29,31 @@ struct bpf_counter {
 int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out);
 void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b);
 
+/* Counts key for the cgroup, which lies depth levels below the cgroup
+ * root: -EOPNOTSUPP (logged) past the depth the program looks at, -ENOSPC
+ * past the events or cgroups it has room for. */
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       struct bpf_counter *out);
+		       int depth, struct bpf_counter *out);
 void bpf_backend_detach(struct shpmu *pmu, struct bpf_backend *b,
 			const struct bpf_counter *c);
 
-/* cpu's total for the counter, flushed to now: enabled, running, count. */
+/* The counter's totals on cpus[0 .. n): enabled, running and count at
+ * vals[i * stride + KVAL_*]. flush: bring each of those CPUs up to now
+ * first; a batch that called bpf_backend_flush passes false. */
 int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
-		     const struct bpf_counter *c, int cpu, uint64_t *vals);
+		     const struct bpf_counter *c, const int *cpus, uint32_t n,
+		     bool flush, uint64_t *vals, uint32_t stride);
+
+/* Brings every online CPU's totals up to now. */
+int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b);
+
+/* Context switches the sched_switch tracepoint did not report since the
+ * backend started (logged once when first seen). */
+uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b);
+
+/* The same for a context, 0 without a BPF backend: for tests, through
+ * the static library. */
+uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu);
 
 #endif

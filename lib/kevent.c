@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "context.h"
 #include "cpus.h"
 #include "explain.h"
@@ -149,8 +150,11 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		ev->task = task_identity(key->target.pid);
 	if (key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1 &&
 	    context_bpf(pmu)) {
-		err = bpf_backend_attach(pmu, pmu->bpf, &key->events[0],
-					 key->target.cgroup_id, &ev->counter);
+		err = cgroup_fd_depth(pmu, cgroup_fd);
+		if (err >= 0)
+			err = bpf_backend_attach(pmu, pmu->bpf, &key->events[0],
+						 key->target.cgroup_id, err,
+						 &ev->counter);
 		if (err)
 			goto free_cpus;
 		ev->bpf = true;
@@ -259,7 +263,8 @@ int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 
 	if (ev->bpf)
 		return bpf_backend_read(pmu, pmu->bpf, &ev->counter,
-					ev->cpus[i], vals);
+					&ev->cpus[i], 1, true, vals,
+					ev->nvals);
 	if (ev->nevents > 1)
 		return read_group(pmu, ev, i, vals);
 	n = sys_read(pmu, kevent_fd(ev, i), buf, sizeof(buf));
@@ -274,6 +279,20 @@ int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	vals[KVAL_RUNNING] = buf[2];
 	vals[KVAL_COUNT] = buf[0];
 	return 0;
+}
+
+int kevent_read_all(struct shpmu *pmu, const struct kevent *ev,
+		    bool flushed, uint64_t *vals)
+{
+	int err = 0;
+
+	/* One lookup serves every CPU of a BPF-counted cgroup. */
+	if (ev->bpf)
+		return bpf_backend_read(pmu, pmu->bpf, &ev->counter, ev->cpus,
+					ev->nfds, !flushed, vals, ev->nvals);
+	for (uint32_t i = 0; i < ev->nfds && !err; i++)
+		err = kevent_read(pmu, ev, i, vals + (size_t)i * ev->nvals);
+	return err;
 }
 
 int kevent_fd_index(const struct kevent *ev, int cpu)

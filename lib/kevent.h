@@ -75,6 +75,12 @@ static inline int kevent_fd(const struct kevent *ev, uint32_t i)
 int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 		uint64_t *vals);
 
+/* Reads every fd into vals[nfds * nvals], CPU by CPU. flushed: the
+ * caller has brought the BPF backend up to now (bpf_backend_flush) for a
+ * whole batch. */
+int kevent_read_all(struct shpmu *pmu, const struct kevent *ev,
+		    bool flushed, uint64_t *vals);
+
 /* Index of the fd on cpu, or -1. For a one-fd event, -1 names that fd. */
 int kevent_fd_index(const struct kevent *ev, int cpu);
 

@@ -25,6 +25,7 @@ struct reading {
 struct readings {
 	struct reading *slots;
 	size_t mask, used;
+	bool bpf_flushed; /* the BPF backend flushed once for the batch */
 };
 
 /* Most batches span a handful of events; the table starts small. */
@@ -35,6 +36,7 @@ static int readings_init(struct readings *r, size_t size)
 	r->slots = calloc(size, sizeof(*r->slots));
 	r->mask = size - 1;
 	r->used = 0;
+	r->bpf_flushed = false;
 	return r->slots ? 0 : -ENOMEM;
 }
 
@@ -74,6 +76,7 @@ static int grow(struct readings *r)
 			to->vals = to->inline_vals;
 	}
 	bigger.used = r->used;
+	bigger.bpf_flushed = r->bpf_flushed;
 	free(r->slots);
 	*r = bigger;
 	return 0;
@@ -96,8 +99,11 @@ static struct reading *readings_slot(struct readings *r,
 	return rd;
 }
 
-/* Reads every fd of the event once for the whole batch. */
-static int read_event(struct shpmu *pmu, struct reading *rd)
+/* Reads every fd of the event once for the whole batch. BPF-counted
+ * cgroups share one flush of every CPU: the batch reads them all as of
+ * that moment. */
+static int read_event(struct shpmu *pmu, struct readings *r,
+		      struct reading *rd)
 {
 	const struct kevent *ev = rd->ev;
 	size_t n = (size_t)ev->nfds * ev->nvals;
@@ -106,17 +112,21 @@ static int read_event(struct shpmu *pmu, struct reading *rd)
 
 	if (rd->vals)
 		return 0;
+	if (ev->bpf && !r->bpf_flushed) {
+		err = bpf_backend_flush(pmu, pmu->bpf);
+		if (err)
+			return err;
+		r->bpf_flushed = true;
+	}
 	vals = n <= KVAL_COUNT + 1 ? rd->inline_vals
 				   : malloc(n * sizeof(uint64_t));
 	if (!vals)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < ev->nfds; i++) {
-		err = kevent_read(pmu, ev, i, vals + (size_t)i * ev->nvals);
-		if (err) {
-			if (vals != rd->inline_vals)
-				free(vals);
-			return err;
-		}
+	err = kevent_read_all(pmu, ev, r->bpf_flushed, vals);
+	if (err) {
+		if (vals != rd->inline_vals)
+			free(vals);
+		return err;
 	}
 	rd->vals = vals;
 	return 0;
@@ -153,7 +163,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		if (h->enabled) {
 			if (!last || last->ev != h->ev)
 				last = readings_slot(&r, h->ev);
-			err = last ? read_event(pmu, last) : -ENOMEM;
+			err = last ? read_event(pmu, &r, last) : -ENOMEM;
 			if (err)
 				break;
 			if (h->ev->nfds == 1 && h->ev->nvals == 3) {

@@ -41,14 +41,7 @@ void window_free(struct handle *h)
 
 int window_start(struct shpmu *pmu, struct handle *h)
 {
-	int err;
-
-	for (uint32_t i = 0; i < h->ev->nfds; i++) {
-		err = kevent_read(pmu, h->ev, i, base_of(h, i));
-		if (err)
-			return err;
-	}
-	return 0;
+	return kevent_read_all(pmu, h->ev, false, base_of(h, 0));
 }
 
 int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i)
@@ -80,10 +73,34 @@ void window_apply(struct handle *h, uint32_t i, const uint64_t *now)
 	}
 }
 
+/* A BPF-counted cgroup: one flush per CPU and one lookup for them all. */
+static int sync_bpf(struct shpmu *pmu, struct handle *h)
+{
+	uint64_t stack[64 * KVAL_COUNT + 64], *now = stack;
+	size_t n = (size_t)h->ev->nfds * h->ev->nvals;
+	int err;
+
+	if (!h->enabled)
+		return 0;
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		now = malloc(n * sizeof(*now));
+		if (!now)
+			return -ENOMEM;
+	}
+	err = kevent_read_all(pmu, h->ev, false, now);
+	for (uint32_t i = 0; !err && i < h->ev->nfds; i++)
+		window_apply(h, i, now + (size_t)i * h->ev->nvals);
+	if (now != stack)
+		free(now);
+	return err;
+}
+
 int window_sync(struct shpmu *pmu, struct handle *h)
 {
 	int err;
 
+	if (h->ev->bpf)
+		return sync_bpf(pmu, h);
 	for (uint32_t i = 0; i < h->ev->nfds; i++) {
 		err = window_sync_fd(pmu, h, i);
 		if (err)

@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 
+#include "bpf_backend.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 
@@ -55,60 +56,99 @@ static struct shpmu_count rd(struct shpmu *p, int h)
 	return c;
 }
 
-/* Within slack. The BPF program runs at the sched_switch tracepoint,
- * before perf counts that switch and before it switches classic cgroup
- * events: a switch is credited to whoever switches out next on that CPU,
- * up to 2 per task that ran, and the switch path's own time goes to the
- * outgoing task (task-clock up to about 3% over classic with a sleep per
- * 1.5 ms of work). valgrind's scheduling adds a few more at the edges. */
-static void expect_close(uint64_t a, uint64_t b, uint64_t slack,
-			 const char *what)
+/* Some kernels hide a few tasks' context switches from tracing (this
+ * sandbox hides its own supervisor's threads); the backend counts the
+ * switches it missed, and what ran around one is credited to the next task
+ * to leave that CPU. A window with such a switch cannot be exact, so it is
+ * measured again, up to CLEAN_TRIES times; the last try is judged as it
+ * is. */
+#define CLEAN_TRIES 5
+
+static uint64_t window_open(void)
+{
+	return shpmu__bpf_unseen_switches(bpf);
+}
+
+/* Whether to measure again. */
+static bool window_tainted(uint64_t opened, int attempt)
+{
+	uint64_t missed = shpmu__bpf_unseen_switches(bpf) - opened;
+
+	if (!missed || attempt + 1 >= CLEAN_TRIES)
+		return false;
+	cr_log_info("try %d: the kernel hid %llu context switches from "
+		    "tracing; measuring again",
+		    attempt, (unsigned long long)missed);
+	return true;
+}
+
+/* Switch counts may differ by one at the edges of the window (a switch
+ * that straddles the read); valgrind's slow scheduling adds a few more. */
+static void expect_close(uint64_t a, uint64_t b, const char *what)
 {
 	uint64_t d = a > b ? a - b : b - a;
 
-	if (under_valgrind)
-		slack += 4;
-	cr_expect_leq(d, slack, "%s: BPF %llu, classic %llu", what,
-		      (unsigned long long)a, (unsigned long long)b);
+	cr_expect_leq(d, under_valgrind ? 5 : 1, "%s: BPF %llu, classic %llu",
+		      what, (unsigned long long)a, (unsigned long long)b);
 }
 
 /* The same workload in the same cgroups, counted both ways, a parent
  * counting its two children included. */
 Test(bpf, agrees_with_classic_cgroup_events)
 {
-	const char *names[3] = { "p", "p/c1", "p/c2" };
-	const char *paths[3];
-	int hb[3][2], hc[3][2];
-	struct rusage ru;
+	static const uint64_t configs[3] = { PERF_COUNT_SW_TASK_CLOCK,
+					     PERF_COUNT_SW_CONTEXT_SWITCHES,
+					     PERF_COUNT_SW_CGROUP_SWITCHES };
+	static const char *const names[3] = { "p", "c1", "c2" };
+	struct shpmu_count b[3][3], c[3][3];
+	int attempt = 0;
+	uint64_t opened;
 
-	for (int i = 0; i < 3; i++)
-		paths[i] = cg_make(names[i]);
-	for (int i = 0; i < 3; i++) {
-		hb[i][0] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
-		hb[i][1] = open_cg(bpf, PERF_COUNT_SW_CONTEXT_SWITCHES,
-				   paths[i]);
-		hc[i][0] = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
-		hc[i][1] = open_cg(classic, PERF_COUNT_SW_CONTEXT_SWITCHES,
-				   paths[i]);
-	}
-	struct cg_child w1 = cg_spawn(paths[1], 150000000, 40);
-	struct cg_child w2 = cg_spawn(paths[2], 100000000, 60);
-	cg_go(&w1);
-	cg_go(&w2);
-	cg_wait(&w1, &ru);
-	cg_wait(&w2, &ru);
+	do {
+		const char *paths[3];
+		int hb[3][3], hc[3][3];
+		struct rusage ru;
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "p%d", attempt);
+		paths[0] = cg_make(rel);
+		snprintf(rel, sizeof(rel), "p%d/c1", attempt);
+		paths[1] = cg_make(rel);
+		snprintf(rel, sizeof(rel), "p%d/c2", attempt);
+		paths[2] = cg_make(rel);
+		for (int i = 0; i < 3; i++)
+			for (int e = 0; e < 3; e++) {
+				hb[i][e] = open_cg(bpf, configs[e], paths[i]);
+				hc[i][e] = open_cg(classic, configs[e],
+						   paths[i]);
+			}
+		opened = window_open();
+		struct cg_child w1 = cg_spawn(paths[1], 150000000, 40);
+		struct cg_child w2 = cg_spawn(paths[2], 100000000, 60);
+		cg_go(&w1);
+		cg_go(&w2);
+		cg_wait(&w1, &ru);
+		cg_wait(&w2, &ru);
+		for (int i = 0; i < 3; i++)
+			for (int e = 0; e < 3; e++) {
+				b[i][e] = rd(bpf, hb[i][e]);
+				c[i][e] = rd(classic, hc[i][e]);
+			}
+	} while (window_tainted(opened, attempt++));
 
 	for (int i = 0; i < 3; i++) {
-		struct shpmu_count bc = rd(bpf, hb[i][0]), cc = rd(classic, hc[i][0]);
-		struct shpmu_count bs = rd(bpf, hb[i][1]), cs = rd(classic, hc[i][1]);
 		char what[64];
 
 		snprintf(what, sizeof(what), "%s task-clock", names[i]);
-		expect_within_pct(bc.value, cc.value, 3, what);
+		expect_within_pct(b[i][0].value, c[i][0].value, 1, what);
+		cr_expect_gt(c[i][0].value, 50000000, "%s counted nothing",
+			     names[i]);
 		snprintf(what, sizeof(what), "%s context-switches", names[i]);
-		/* p holds both workers */
-		expect_close(bs.value, cs.value, i == 0 ? 4 : 2, what);
-		cr_expect_gt(cc.value, 50000000, "%s counted nothing", names[i]);
+		expect_close(b[i][1].value, c[i][1].value, what);
+		cr_expect_geq(c[i][1].value, 40, "%s: too few switches",
+			      names[i]);
+		snprintf(what, sizeof(what), "%s cgroup-switches", names[i]);
+		expect_close(b[i][2].value, c[i][2].value, what);
 	}
 }
 
@@ -139,12 +179,22 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 	cr_expect_eq(count_perf_fds(), 4 * online_cpus());
 	cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
 	/* A worker in the last cgroup shows up there and nowhere else. */
-	struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
-	struct rusage ru;
-	cg_go(&w);
-	uint64_t cpu = cg_wait(&w, &ru);
-	cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
-	expect_within_pct(out[999 * 4].value, cpu, 3, "g0999 task-clock");
+	uint64_t cpu, before, opened;
+	int attempt = 0;
+
+	do {
+		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
+		struct rusage ru;
+
+		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
+		before = out[999 * 4].value;
+		opened = window_open();
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
+	} while (window_tainted(opened, attempt++));
+	expect_within_pct(out[999 * 4].value - before, cpu, 2,
+			  "g0999 task-clock");
 	cr_expect_eq(out[998 * 4].value, 0, "g0998 counted another's work");
 	for (int i = 0; i < 4000; i++)
 		cr_assert_eq(shpmu_close(bpf, hs[i]), 0);
@@ -155,56 +205,119 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 /* Cgroups come and go while one is counted: its count loses nothing. */
 Test(bpf, adding_and_removing_cgroups_loses_nothing)
 {
-	const char *steady = cg_make("steady");
-	int hb = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, steady);
-	int hc = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, steady);
-	int hbs = open_cg(bpf, PERF_COUNT_SW_CONTEXT_SWITCHES, steady);
-	int hcs = open_cg(classic, PERF_COUNT_SW_CONTEXT_SWITCHES, steady);
-	struct cg_child w = cg_spawn(steady, 200000000, 100);
-	struct rusage ru;
-	char name[32];
-	int churn[50];
+	struct shpmu_count b, c, bs, cs;
+	int attempt = 0;
+	uint64_t opened;
 
-	cg_go(&w);
-	for (int round = 0; round < 10; round++) {
-		for (int i = 0; i < 50; i++) {
-			snprintf(name, sizeof(name), "c%d-%d", round, i);
-			churn[i] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK,
-					   cg_make(name));
+	do {
+		char name[32];
+		int churn[50];
+
+		snprintf(name, sizeof(name), "steady%d", attempt);
+		const char *steady = cg_make(name);
+		int hb = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, steady);
+		int hc = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, steady);
+		int hbs = open_cg(bpf, PERF_COUNT_SW_CONTEXT_SWITCHES, steady);
+		int hcs = open_cg(classic, PERF_COUNT_SW_CONTEXT_SWITCHES,
+				  steady);
+		struct cg_child w = cg_spawn(steady, 200000000, 100);
+		struct rusage ru;
+
+		opened = window_open();
+		cg_go(&w);
+		for (int round = 0; round < 10; round++) {
+			for (int i = 0; i < 50; i++) {
+				snprintf(name, sizeof(name), "c%d-%d-%d",
+					 attempt, round, i);
+				churn[i] = open_cg(bpf,
+						   PERF_COUNT_SW_TASK_CLOCK,
+						   cg_make(name));
+			}
+			for (int i = 0; i < 50; i++)
+				cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
 		}
-		for (int i = 0; i < 50; i++)
-			cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
-	}
-	cg_wait(&w, &ru);
-	expect_within_pct(rd(bpf, hb).value, rd(classic, hc).value, 3,
-			  "steady task-clock");
-	expect_close(rd(bpf, hbs).value, rd(classic, hcs).value, 2,
-		     "steady context-switches");
+		cg_wait(&w, &ru);
+		b = rd(bpf, hb);
+		c = rd(classic, hc);
+		bs = rd(bpf, hbs);
+		cs = rd(classic, hcs);
+	} while (window_tainted(opened, attempt++));
+	expect_within_pct(b.value, c.value, 1, "steady task-clock");
+	expect_close(bs.value, cs.value, "steady context-switches");
 }
 
 /* dup_count windows hold on the BPF backend too. */
 Test(bpf, handles_report_only_their_own_windows)
 {
-	const char *path = cg_make("windows");
-	int a = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+	uint64_t first, second, a_total, b_total, frozen, later, opened;
+	int attempt = 0;
+
+	do {
+		char name[32];
+		struct rusage ru;
+
+		snprintf(name, sizeof(name), "windows%d", attempt);
+		const char *path = cg_make(name);
+		int a = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+
+		opened = window_open();
+		struct cg_child w1 = cg_spawn(path, 100000000, 5);
+		cg_go(&w1);
+		first = cg_wait(&w1, &ru);
+		int b = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		struct cg_child w2 = cg_spawn(path, 60000000, 5);
+		cg_go(&w2);
+		second = cg_wait(&w2, &ru);
+		a_total = rd(bpf, a).value;
+		b_total = rd(bpf, b).value;
+		cr_assert_eq(shpmu_disable(bpf, a), 0);
+		frozen = rd(bpf, a).value;
+		struct cg_child w3 = cg_spawn(path, 30000000, 5);
+		cg_go(&w3);
+		cg_wait(&w3, &ru);
+		later = rd(bpf, a).value;
+	} while (window_tainted(opened, attempt++));
+	expect_within_pct(a_total, first + second, 2, "A");
+	expect_within_pct(b_total, second, 2, "B only since open");
+	cr_expect_eq(later, frozen, "disabled A moved");
+}
+
+/* The program looks 64 levels down: a cgroup at depth 63 counts a task
+ * deeper still, and one at depth 64 is refused rather than left at 0. */
+Test(bpf, deep_hierarchies_count_or_are_refused)
+{
+	char rel[64 * 4] = "";
+	const char *deepest = NULL, *parent = NULL;
 	struct rusage ru;
+	int h;
 
-	struct cg_child w1 = cg_spawn(path, 100000000, 5);
-	cg_go(&w1);
-	uint64_t first = cg_wait(&w1, &ru);
-	int b = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
-	struct cg_child w2 = cg_spawn(path, 60000000, 5);
-	cg_go(&w2);
-	uint64_t second = cg_wait(&w2, &ru);
+	/* The test directory is at depth 1. */
+	for (int level = 2; level <= 64; level++) {
+		strcat(rel, level > 2 ? "/d" : "d");
+		parent = deepest;
+		deepest = cg_make(rel);
+	}
+	log_count = 0;
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = deepest };
+	cr_expect_eq(shpmu_open(bpf, &a, &t), -EOPNOTSUPP);
+	cr_expect(strstr(last_log, "64"), "log: %s", last_log);
+	h = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, parent);
+	uint64_t cpu, before, counted, opened;
+	int attempt = 0;
 
-	expect_within_pct(rd(bpf, a).value, first + second, 3, "A");
-	expect_within_pct(rd(bpf, b).value, second, 3, "B only since open");
-	cr_assert_eq(shpmu_disable(bpf, a), 0);
-	uint64_t frozen = rd(bpf, a).value;
-	struct cg_child w3 = cg_spawn(path, 30000000, 5);
-	cg_go(&w3);
-	cg_wait(&w3, &ru);
-	cr_expect_eq(rd(bpf, a).value, frozen, "disabled A moved");
+	do {
+		struct cg_child w = cg_spawn(deepest, 30000000, 5);
+
+		before = rd(bpf, h).value;
+		opened = window_open();
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+		counted = rd(bpf, h).value - before;
+	} while (window_tainted(opened, attempt++));
+	expect_within_pct(counted, cpu, 2, "depth 63 task-clock");
 }
 
 /* Without the privileges to load BPF, asking for it fails clearly; AUTO
