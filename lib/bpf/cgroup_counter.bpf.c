@@ -148,10 +148,11 @@ __noinline int take_deltas(__u64 next_task, struct slot_totals *delta)
 __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
 {
 	struct slot_totals *total = bpf_map_lookup_elem(&totals, &slot);
+	__u32 used = num_events;
 
 	if (!total || !delta)
 		return 0;
-	for (int e = 0; e < MAX_EVENTS; e++) {
+	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
 		total->events[e].counter += delta->events[e].counter;
 		total->events[e].enabled += delta->events[e].enabled;
 		total->events[e].running += delta->events[e].running;
