@@ -2,6 +2,7 @@
 /* The BPF cgroup backend against classic cgroup events, on real cgroups. */
 #include <criterion/criterion.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "bpf_backend.h"
@@ -333,6 +334,57 @@ Test(bpf, deep_hierarchies_count_or_are_refused)
 		counted = rd(bpf, h).value - before;
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(counted, cpu, 2, "depth 63 task-clock");
+}
+
+/* Each CPU caches the counted ancestors of recent cgroups: a cgroup
+ * counted after its descendant ran must still see the next run, and a
+ * task with more counted ancestors than a cache entry holds (8) must
+ * credit them all. */
+Test(bpf, counted_ancestors_change_and_exceed_the_cache)
+{
+	need_bpf();
+	const char *chain[10];
+	int h[10];
+	char rel[64] = "";
+	uint64_t before[10], cpu, opened;
+	struct rusage ru;
+	int attempt = 0;
+
+	for (int i = 0; i < 10; i++) {
+		strcat(rel, i ? "/a" : "a");
+		chain[i] = cg_make(rel);
+	}
+	/* One CPU, so that both children meet the same CPU's cache. */
+	cpu_set_t saved, one;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	cr_assert_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	/* Only the leaf first, so its cache entry holds one slot... */
+	h[9] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[9]);
+	struct cg_child warm = cg_spawn(chain[9], 20000000, 5);
+	cg_go(&warm);
+	cg_wait(&warm, &ru);
+	/* ...then all ten. */
+	for (int i = 0; i < 9; i++)
+		h[i] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[i]);
+	do {
+		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
+
+		for (int i = 0; i < 10; i++)
+			before[i] = rd(bpf, h[i]).value;
+		opened = window_open();
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+	} while (window_tainted(opened, attempt++));
+	sched_setaffinity(0, sizeof(saved), &saved);
+	for (int i = 0; i < 10; i++) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "level %d task-clock", i + 2);
+		expect_within_pct(rd(bpf, h[i]).value - before[i], cpu, 2,
+				  what);
+	}
 }
 
 /* Without the privileges to load BPF, asking for it fails clearly; AUTO
