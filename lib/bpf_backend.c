@@ -2,11 +2,15 @@
 #include "bpf_backend.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "log.h"
+
+uint32_t shpmu__bpf_max_slots;
 
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
 {
@@ -32,9 +36,9 @@ void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b)
 
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       int depth, struct bpf_counter *out)
+		       struct bpf_counter *out)
 {
-	(void)pmu, (void)b, (void)key, (void)cgroup_id, (void)depth, (void)out;
+	(void)pmu, (void)b, (void)key, (void)cgroup_id, (void)out;
 	return -EOPNOTSUPP;
 }
 
@@ -108,6 +112,9 @@ struct bpf_backend {
 	struct cgroup_counter *skel;
 	int prog_fd;
 	int possible;	 /* CPUs the per-CPU maps have room for */
+	/* Held across every flush, and to change online: two runs of the
+	 * program on one CPU would both take the delta since the last. */
+	pthread_mutex_t flush_lock;
 	int *online, nonline; /* as last read: the CPUs a flush visits */
 	struct shared_event events[MAX_EVENTS];
 	struct slot *slots; /* max_slots */
@@ -119,11 +126,60 @@ struct bpf_backend {
 	bool told_unseen; /* logged that the tracepoint misses switches */
 };
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
+/* While a thread loads the program, libbpf's messages (the verifier's
+ * reasons among them) go to that context's log at debug level; other
+ * threads' go to the application's own printer. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread struct shpmu *loading;
+static libbpf_print_fn_t app_printer;
+
+static int forward_libbpf(enum libbpf_print_level level, const char *fmt,
+			  va_list ap)
 {
-	(void)level, (void)fmt, (void)ap;
+	char msg[512];
+	size_t n;
+
+	if (!loading)
+		return app_printer ? app_printer(level, fmt, ap) : 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	pr_debug(loading, "libbpf: %s", msg);
 	return 0;
+}
+
+static int load(struct shpmu *pmu, struct bpf_backend *b)
+{
+	int err;
+
+	pthread_mutex_lock(&load_lock);
+	loading = pmu;
+	app_printer = libbpf_set_print(forward_libbpf);
+	b->skel = cgroup_counter__open();
+	err = b->skel ? 0 : -errno;
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.totals,
+					       b->max_slots);
+	if (!err)
+		err = bpf_map__set_max_entries(b->skel->maps.cgroup_slots,
+					       b->max_slots);
+	if (!err)
+		err = cgroup_counter__load(b->skel);
+	libbpf_set_print(app_printer);
+	loading = NULL;
+	pthread_mutex_unlock(&load_lock);
+	if (err == -EPERM)
+		pr_info(pmu, "cannot load the BPF cgroup counter: %s (it needs "
+			     "CAP_BPF and CAP_PERFMON, or root)",
+			strerror(-err));
+	else if (err)
+		pr_info(pmu, "cannot load the BPF cgroup counter: %s (the "
+			     "kernel refused it: it needs BTF, raw tracepoints "
+			     "and bpf_loop, from Linux 5.17; the debug log has "
+			     "the verifier's reasons)",
+			strerror(-err));
+	return err;
 }
 
 int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
@@ -140,6 +196,11 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 	if (!b)
 		return -ENOMEM;
 	b->free_head = b->free_tail = NO_SLOT;
+	err = -pthread_mutex_init(&b->flush_lock, NULL);
+	if (err) {
+		free(b);
+		return err;
+	}
 	b->possible = libbpf_num_possible_cpus();
 	if (b->possible <= 0 || b->possible > MAX_CPUS) {
 		pr_info(pmu, "the BPF cgroup backend handles up to %d CPUs, "
@@ -154,30 +215,15 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 		b->max_slots = MAX_SLOTS;
 	if (b->max_slots < MIN_SLOTS)
 		b->max_slots = MIN_SLOTS;
+	if (shpmu__bpf_max_slots)
+		b->max_slots = shpmu__bpf_max_slots;
 	b->slots = calloc(b->max_slots, sizeof(*b->slots));
 	b->nonline = cpus_online(pmu, &b->online);
 	if (!b->slots || b->nonline < 0) {
 		err = b->nonline < 0 ? b->nonline : -ENOMEM;
 		goto fail;
 	}
-	/* Quiet while loading, then the application's own printer again. */
-	libbpf_print_fn_t printer = libbpf_set_print(libbpf_quiet);
-	b->skel = cgroup_counter__open();
-	err = b->skel ? 0 : -errno;
-	if (!err)
-		err = bpf_map__set_max_entries(b->skel->maps.totals,
-					       b->max_slots);
-	if (!err)
-		err = bpf_map__set_max_entries(b->skel->maps.cgroup_slots,
-					       b->max_slots);
-	if (!err)
-		err = cgroup_counter__load(b->skel);
-	libbpf_set_print(printer);
-	if (err) {
-		pr_info(pmu, "cannot load the BPF cgroup counter: %s (it needs "
-			     "CAP_BPF and CAP_PERFMON, or root; a libbpf print "
-			     "callback shows the kernel's reasons)",
-			strerror(-err));
+	if (load(pmu, b)) {
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
@@ -209,6 +255,11 @@ static void drop_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e)
 			bpf_map_delete_elem(map, &key);
 		sys_close(pmu, ev->fds[i]);
 	}
+	/* A switch that read the event just before may still write its
+	 * reading back; the index must not serve another attr before that
+	 * is done. */
+	if (!pmu->forked)
+		bpf_backend_flush(pmu, b);
 	pmu->stats.kernel_events--;
 	pmu->stats.kernel_fds -= (uint64_t)ev->nfds;
 	free(ev->fds);
@@ -224,39 +275,54 @@ void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b)
 		if (b->events[e].refs)
 			drop_event(pmu, b, e);
 	cgroup_counter__destroy(b->skel);
+	pthread_mutex_destroy(&b->flush_lock);
 	free(b->online);
 	free(b->slots);
 	free(b);
 }
 
 /* Runs the program on cpu with no outgoing task: the delta since the CPU's
- * last switch goes to what runs there now. It runs with interrupts off, so
- * it also waits out any switch the program is handling there. A CPU gone
- * offline has nothing running to flush: its totals stand as they are. */
-static int flush_cpu(struct shpmu *pmu, struct bpf_backend *b, int cpu)
+ * last switch goes to what runs there now. On another CPU it runs in an
+ * interrupt, so it also waits out any switch the program is handling
+ * there. A CPU gone offline has nothing running to flush: its totals stand
+ * as they are. The caller holds flush_lock: on its own CPU the program
+ * runs with interrupts on, and another flush must not land inside it. */
+static int flush_cpu_locked(struct shpmu *pmu, struct bpf_backend *b, int cpu)
 {
 	uint64_t no_switch[4] = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
 		    .cpu = (uint32_t)cpu, .ctx_in = no_switch,
 		    .ctx_size_in = sizeof(no_switch));
+	int err;
 
-	if (bpf_prog_test_run_opts(b->prog_fd, &run) && errno != ENXIO) {
-		pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu,
-		       strerror(errno));
-		return -errno;
-	}
-	return 0;
+	if (!bpf_prog_test_run_opts(b->prog_fd, &run) || errno == ENXIO)
+		return 0;
+	err = -errno;
+	pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu, strerror(-err));
+	return err;
+}
+
+static int flush_cpus(struct shpmu *pmu, struct bpf_backend *b,
+		      const int *cpus, int n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&b->flush_lock);
+	for (int i = 0; i < n && !err; i++)
+		err = flush_cpu_locked(pmu, b, cpus[i]);
+	pthread_mutex_unlock(&b->flush_lock);
+	return err;
 }
 
 int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b)
 {
-	for (int i = 0; i < b->nonline; i++) {
-		int err = flush_cpu(pmu, b, b->online[i]);
+	int err = 0;
 
-		if (err)
-			return err;
-	}
-	return 0;
+	pthread_mutex_lock(&b->flush_lock);
+	for (int i = 0; i < b->nonline && !err; i++)
+		err = flush_cpu_locked(pmu, b, b->online[i]);
+	pthread_mutex_unlock(&b->flush_lock);
+	return err;
 }
 
 /* How the program must count key at a switch: see switch_count() there. */
@@ -288,9 +354,11 @@ static int make_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 	n = cpus_online(pmu, &online);
 	if (n < 0)
 		return n;
+	pthread_mutex_lock(&b->flush_lock);
 	free(b->online);
 	b->online = online;
 	b->nonline = n;
+	pthread_mutex_unlock(&b->flush_lock);
 	ev->cpus = malloc((size_t)n * sizeof(*ev->cpus));
 	ev->fds = calloc((size_t)n, sizeof(*ev->fds));
 	base = calloc((size_t)b->possible, sizeof(*base));
@@ -322,6 +390,9 @@ static int make_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 		ev->fds[ev->nfds++] = fd;
 		if (cpu >= b->possible ||
 		    sys_read(pmu, fd, v, sizeof(v)) != sizeof(v)) {
+			pr_err(pmu, "BPF backend: cannot read the new event on "
+				    "cpu %d",
+			       cpu);
 			err = -EIO;
 			goto fail;
 		}
@@ -488,19 +559,10 @@ static void put_slot(struct bpf_backend *b, uint32_t s)
 
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       int depth, struct bpf_counter *out)
+		       struct bpf_counter *out)
 {
-	int err;
+	int err = get_event(pmu, b, key, &out->event);
 
-	/* The cgroup's level in the hierarchy, if the root is its top. */
-	if (depth >= MAX_LEVELS) {
-		pr_err(pmu, "the BPF cgroup backend counts cgroups up to %d "
-			    "levels deep, this one is %d: use the perf "
-			    "backend",
-		       MAX_LEVELS - 1, depth);
-		return -EOPNOTSUPP;
-	}
-	err = get_event(pmu, b, key, &out->event);
 	if (err)
 		return err;
 	b->events[out->event].refs++;
@@ -549,8 +611,8 @@ int bpf_backend_read(struct shpmu *pmu, struct bpf_backend *b,
 	struct slot_totals stack[STACK_CPUS], *per_cpu = stack;
 	int err = 0;
 
-	for (uint32_t i = 0; flush && i < n && !err; i++)
-		err = flush_cpu(pmu, b, cpus[i]);
+	if (flush)
+		err = flush_cpus(pmu, b, cpus, (int)n);
 	if (err)
 		return err;
 	tell_unseen(pmu, b);

@@ -5,7 +5,9 @@
  * outgoing task's counted cgroups and their counted ancestors. A cgroup
  * handle's kernel event is then (event index, cgroup slot): reading it
  * flushes the CPU's running delta and reads the slot's per-CPU total.
- * All calls but bpf_backend_read are made under the context lock.
+ * All calls but bpf_backend_read and bpf_backend_flush are made under the
+ * context lock; flushes take the backend's own lock, so that no two runs
+ * of the program meet on one CPU.
  */
 #ifndef SHPMU_BPF_BACKEND_H
 #define SHPMU_BPF_BACKEND_H
@@ -29,12 +31,11 @@ struct bpf_counter {
 int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out);
 void bpf_backend_free(struct shpmu *pmu, struct bpf_backend *b);
 
-/* Counts key for the cgroup, which lies depth levels below the cgroup
- * root: -EOPNOTSUPP (logged) past the depth the program looks at, -ENOSPC
- * past the events or cgroups it has room for. */
+/* Counts key for the cgroup: -ENOSPC (logged) past the distinct events or
+ * the cgroups the backend has room for. */
 int bpf_backend_attach(struct shpmu *pmu, struct bpf_backend *b,
 		       const struct event_key *key, uint64_t cgroup_id,
-		       int depth, struct bpf_counter *out);
+		       struct bpf_counter *out);
 void bpf_backend_detach(struct shpmu *pmu, struct bpf_backend *b,
 			const struct bpf_counter *c);
 
@@ -55,5 +56,9 @@ uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b);
 /* The same for a context, 0 without a BPF backend: for tests, through
  * the static library. */
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu);
+
+/* For tests: when non-zero, how many cgroups backends made from now on
+ * have room for. */
+extern uint32_t shpmu__bpf_max_slots;
 
 #endif

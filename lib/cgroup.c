@@ -260,22 +260,6 @@ static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
 	return copy_out(path, (size_t)n, buf, len);
 }
 
-int cgroup_fd_depth(struct shpmu *pmu, int fd)
-{
-	char path[PATH_MAX];
-	const char *below = path + pmu->cgroups.root_len;
-	int depth, err = fd_path(pmu, fd, path, sizeof(path));
-
-	if (err)
-		return err;
-	below += *below == '/';
-	if (!*below)
-		return 0;
-	for (depth = 1; *below; below++)
-		depth += *below == '/';
-	return depth;
-}
-
 /* The cgroup by id through the kernel's file handle, which needs
  * CAP_DAC_READ_SEARCH. */
 static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)

@@ -36,9 +36,6 @@ void cgroups_fini(struct shpmu *pmu, struct cgroups *cg);
 /* The id of the cgroup directory open as fd. */
 int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id);
 
-/* How many levels below the cgroup root the directory open as fd lies. */
-int cgroup_fd_depth(struct shpmu *pmu, int fd);
-
 /* Opens the cgroup directory named by path (absolute under the root, or
  * relative to it) for perf_event_open, and gives its id. -EINVAL for ".."
  * or a symlink, -EXDEV for an absolute path outside the root, -ENOENT. */

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup.h"
 #include "context.h"
 #include "cpus.h"
 #include "explain.h"
@@ -150,21 +149,26 @@ int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
 		ev->task = task_identity(key->target.pid);
 	if (key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1 &&
 	    context_bpf(pmu)) {
-		err = cgroup_fd_depth(pmu, cgroup_fd);
-		if (err >= 0)
-			err = bpf_backend_attach(pmu, pmu->bpf, &key->events[0],
-						 key->target.cgroup_id, err,
-						 &ev->counter);
-		if (err)
+		err = bpf_backend_attach(pmu, pmu->bpf, &key->events[0],
+					 key->target.cgroup_id, &ev->counter);
+		/* Out of room: AUTO counts this one the classic way. */
+		if (err == -ENOSPC &&
+		    pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO) {
+			pr_info(pmu, "counting this cgroup with classic cgroup "
+				     "events instead");
+		} else if (err) {
 			goto free_cpus;
-		ev->bpf = true;
-		err = -pthread_mutex_init(&ev->lock, NULL);
-		if (err) {
-			bpf_backend_detach(pmu, pmu->bpf, &ev->counter);
-			goto free_cpus;
+		} else {
+			ev->bpf = true;
+			err = -pthread_mutex_init(&ev->lock, NULL);
+			if (err) {
+				bpf_backend_detach(pmu, pmu->bpf,
+						   &ev->counter);
+				goto free_cpus;
+			}
+			*out = ev;
+			return 0;
 		}
-		*out = ev;
-		return 0;
 	}
 	ev->fds = calloc(kevent_nfds_total(ev), sizeof(*ev->fds));
 	if (!ev->fds) {

@@ -2,7 +2,11 @@
 /* The BPF cgroup backend against classic cgroup events, on real cgroups. */
 #include <criterion/criterion.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 
 #include "bpf_backend.h"
@@ -297,43 +301,40 @@ Test(bpf, handles_report_only_their_own_windows)
 	cr_expect_eq(later, frozen, "disabled A moved");
 }
 
-/* The program looks 64 levels down: a cgroup at depth 63 counts a task
- * deeper still, and one at depth 64 is refused rather than left at 0. */
-Test(bpf, deep_hierarchies_count_or_are_refused)
+/* No depth limit: a task 100 levels down is counted by its own cgroup, by
+ * the test directory's child at depth 2, and by the root-most counted
+ * ancestors in between. */
+Test(bpf, deep_hierarchies_count)
 {
 	need_bpf();
-	char rel[64 * 4] = "";
-	const char *deepest = NULL, *parent = NULL;
+	char rel[100 * 2 + 1] = "";
+	const char *top = NULL, *deepest = NULL;
+	uint64_t cpu, before[2], counted[2], opened;
 	struct rusage ru;
-	int h;
+	int h[2], attempt = 0;
 
 	/* The test directory is at depth 1. */
-	for (int level = 2; level <= 64; level++) {
+	for (int level = 2; level <= 100; level++) {
 		strcat(rel, level > 2 ? "/d" : "d");
-		parent = deepest;
 		deepest = cg_make(rel);
+		if (!top)
+			top = deepest;
 	}
-	log_count = 0;
-	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = deepest };
-	cr_expect_eq(shpmu_open(bpf, &a, &t), -EOPNOTSUPP);
-	cr_expect(strstr(last_log, "64"), "log: %s", last_log);
-	h = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, parent);
-	uint64_t cpu, before, counted, opened;
-	int attempt = 0;
-
+	h[0] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, top);
+	h[1] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, deepest);
 	do {
 		struct cg_child w = cg_spawn(deepest, 30000000, 5);
 
-		before = rd(bpf, h).value;
+		for (int i = 0; i < 2; i++)
+			before[i] = rd(bpf, h[i]).value;
 		opened = window_open();
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
-		counted = rd(bpf, h).value - before;
+		for (int i = 0; i < 2; i++)
+			counted[i] = rd(bpf, h[i]).value - before[i];
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(counted, cpu, 2, "depth 63 task-clock");
+	expect_within_pct(counted[0], cpu, 2, "depth 2 task-clock");
+	expect_within_pct(counted[1], cpu, 2, "depth 100 task-clock");
 }
 
 /* Each CPU caches the counted ancestors of recent cgroups: a cgroup
@@ -385,6 +386,250 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 		expect_within_pct(rd(bpf, h[i]).value - before[i], cpu, 2,
 				  what);
 	}
+}
+
+/* A context with room for 4 cgroups: the 5th is -ENOSPC with BPF and
+ * counted the classic way with AUTO; freed slots serve new cgroups, which
+ * see only their own work. */
+Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
+{
+	need_bpf();
+	SHPMU_OPTS(want_bpf, .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF,
+		   .log = record_log);
+	SHPMU_OPTS(automatic, .log = record_log);
+	const char *paths[6];
+	struct shpmu *small, *autos;
+	struct shpmu_stats st;
+	int h[6], attempt = 0;
+	uint64_t cpu, counted[6], before[6], opened;
+	char name[16];
+
+	/* (AUTO makes its backend at its first cgroup open.) */
+	shpmu__bpf_max_slots = 4;
+	small = shpmu_new(&want_bpf);
+	autos = shpmu_new(&automatic);
+	cr_assert(small && autos);
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "slot%d", i);
+		paths[i] = cg_make(name);
+	}
+	for (int i = 0; i < 4; i++)
+		h[i] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = paths[4] };
+	cr_expect_eq(shpmu_open(small, &a, &t), -ENOSPC);
+	/* Slots 1 and 2 go back; cgroups 4 and 5 take them. */
+	cr_assert_eq(shpmu_close(small, h[1]), 0);
+	cr_assert_eq(shpmu_close(small, h[2]), 0);
+	h[1] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[4]);
+	h[2] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[5]);
+	shpmu_get_stats(small, &st);
+	cr_expect_eq(st.kernel_fds, (uint64_t)online_cpus());
+	do {
+		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
+		struct rusage ru;
+
+		for (int i = 0; i < 4; i++)
+			before[i] = rd(small, h[i]).value;
+		opened = shpmu__bpf_unseen_switches(small);
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+		for (int i = 0; i < 4; i++)
+			counted[i] = rd(small, h[i]).value - before[i];
+	} while (shpmu__bpf_unseen_switches(small) != opened &&
+		 ++attempt < CLEAN_TRIES);
+	expect_within_pct(counted[1], cpu, 2, "reused slot, its own cgroup");
+	cr_expect_eq(counted[0] + counted[2] + counted[3], 0,
+		     "other slots counted cgroup 4's work");
+
+	/* AUTO: the 5th cgroup costs one classic event per CPU. */
+	for (int i = 0; i < 5; i++)
+		h[i] = open_cg(autos, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
+	shpmu__bpf_max_slots = 0;
+	shpmu_get_stats(autos, &st);
+	cr_expect_eq(st.kernel_fds, 2 * (uint64_t)online_cpus(),
+		     "one BPF-shared event and one classic cgroup event");
+	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
+	struct cg_child w = cg_spawn(paths[4], 30000000, 5);
+	struct rusage ru;
+	cg_go(&w);
+	cpu = cg_wait(&w, &ru);
+	expect_within_pct(rd(autos, h[4]).value, cpu, 2,
+			  "classic fallback task-clock");
+	shpmu_free(small);
+	shpmu_free(autos);
+}
+
+/* 8 distinct attrs fill the backend; one closed, a 9th takes its index
+ * and counts from its own start. */
+Test(bpf, event_indexes_are_reused)
+{
+	need_bpf();
+	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
+					     PERF_COUNT_SW_CPU_CLOCK,
+					     PERF_COUNT_SW_CONTEXT_SWITCHES,
+					     PERF_COUNT_SW_PAGE_FAULTS };
+	const char *path = cg_make("indexes");
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = path };
+	struct perf_event_attr a;
+	uint64_t cpu, opened, counted;
+	int h[8], h9, attempt = 0;
+
+	for (int e = 0; e < 8; e++) {
+		a = sw_attr(configs[e % 4], false);
+		a.exclude_hv = e >= 4; /* distinct, and counts the same */
+		h[e] = shpmu_open(bpf, &a, &t);
+		cr_assert_geq(h[e], 0, "attr %d: %s", e, strerror(-h[e]));
+	}
+	a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	a.exclude_idle = 1;
+	cr_expect_eq(shpmu_open(bpf, &a, &t), -ENOSPC);
+	cr_assert_eq(shpmu_close(bpf, h[0]), 0);
+	h9 = shpmu_open(bpf, &a, &t);
+	cr_assert_geq(h9, 0, "%s", strerror(-h9));
+	do {
+		struct cg_child w = cg_spawn(path, 30000000, 5);
+		struct rusage ru;
+		uint64_t before = rd(bpf, h9).value;
+
+		opened = window_open();
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+		counted = rd(bpf, h9).value - before;
+	} while (window_tainted(opened, attempt++));
+	expect_within_pct(counted, cpu, 2, "task-clock on a reused index");
+}
+
+/* A task that never leaves its CPU is still read up to the moment: the
+ * read flushes the running delta (shpmu_read and shpmu_read_many both),
+ * and agrees with a classic event read at the same moment. */
+static pid_t spin_on_cpu1(const char *abs)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		cpu_set_t one;
+		char procs[PATH_MAX + 16];
+		FILE *f;
+
+		CPU_ZERO(&one);
+		CPU_SET(1, &one);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
+		f = fopen(procs, "w");
+		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
+		    sched_setaffinity(0, sizeof(one), &one))
+			_exit(3);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+Test(bpf, reads_are_exact_to_the_moment)
+{
+	need_bpf();
+	if (online_cpus() < 2)
+		cr_skip_test("needs a second CPU for the spinning task");
+	const char *path = cg_make("spin");
+	int hb = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+	int hc = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, path);
+	struct shpmu_count b1, b2, many, c2;
+	pid_t pid = spin_on_cpu1(path);
+
+	usleep(100000);
+	b1 = rd(bpf, hb);
+	usleep(200000);
+	b2 = rd(bpf, hb);
+	c2 = rd(classic, hc);
+	cr_assert_eq(shpmu_read_many(bpf, &hb, 1, &many), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_expect_gt(b2.value - b1.value, 100000000,
+		     "200 ms of spinning moved the count by %llu ns",
+		     (unsigned long long)(b2.value - b1.value));
+	expect_within_pct(b2.value, c2.value, 2, "BPF against classic, mid-run");
+	cr_expect_geq(many.value, b2.value, "read_many went backwards");
+	cr_expect_lt(many.value - b2.value, 20000000,
+		     "read_many read %llu ns later than shpmu_read",
+		     (unsigned long long)(many.value - b2.value));
+}
+
+/* Readers in other threads while the context opens and drops attrs (new
+ * per-CPU events, the CPU list re-read, flush barriers): every read
+ * succeeds and no count goes backwards. */
+static int racing_handles[4];
+static volatile bool racing_stop;
+
+static void *read_racing(void *arg)
+{
+	struct shpmu_count last[4] = { 0 }, now[4];
+	long bad = 0;
+
+	(void)arg;
+	while (!racing_stop) {
+		if (shpmu_read_many(bpf, racing_handles, 4, now)) {
+			bad++;
+			continue;
+		}
+		for (int i = 0; i < 4; i++) {
+			bad += now[i].value < last[i].value;
+			last[i] = now[i];
+		}
+		if (shpmu_read(bpf, racing_handles[0], &now[0]))
+			bad++;
+		/* valgrind runs one thread at a time and is not fair */
+		if (under_valgrind)
+			usleep(1000);
+	}
+	return (void *)bad;
+}
+
+Test(bpf, reads_race_with_opens_and_closes)
+{
+	need_bpf();
+	const char *path = cg_make("racing");
+	const char *other = cg_make("racing-other");
+	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
+					     PERF_COUNT_SW_CPU_CLOCK,
+					     PERF_COUNT_SW_CONTEXT_SWITCHES,
+					     PERF_COUNT_SW_PAGE_FAULTS };
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = other };
+	pthread_t readers[2];
+	void *bad;
+
+	for (int i = 0; i < 4; i++)
+		racing_handles[i] = open_cg(bpf, configs[i], path);
+	struct cg_child w = cg_spawn(path, 200000000, 50);
+	cg_go(&w);
+	racing_stop = false;
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&readers[i], NULL, read_racing,
+					    NULL), 0);
+	for (int round = 0; round < (under_valgrind ? 20 : 200); round++) {
+		struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS_MIN,
+						   false);
+		int h;
+
+		a.exclude_hv = round & 1;
+		h = shpmu_open(bpf, &a, &t);
+		cr_assert_geq(h, 0, "%s", strerror(-h));
+		cr_assert_eq(shpmu_close(bpf, h), 0);
+	}
+	racing_stop = true;
+	for (int i = 0; i < 2; i++) {
+		pthread_join(readers[i], &bad);
+		cr_expect_eq((long)bad, 0, "reader %d saw %ld bad reads", i,
+			     (long)bad);
+	}
+	struct rusage ru;
+	cg_wait(&w, &ru);
 }
 
 /* Without the privileges to load BPF, asking for it fails clearly; AUTO

@@ -51,11 +51,12 @@ enum shpmu_flags {
  * event per CPU per distinct attr for all cgroups, and a BPF program at
  * every context switch credits each CPU's delta to the outgoing task's
  * counted cgroups: it needs cgroup2, CAP_BPF and CAP_PERFMON (or root),
- * and counts at most 8 distinct attrs, cgroups up to 63 levels below the
- * root (-EOPNOTSUPP deeper) and a number of cgroups that shrinks with the
- * CPU count (16,384 up to 21 CPUs; -ENOSPC beyond). A read of a
- * BPF-counted cgroup first brings each CPU's running delta up to date,
- * one interrupt per CPU; shpmu_read_many() does that once per batch.
+ * and has room for 8 distinct attrs and a number of cgroups that shrinks
+ * with the CPU count (16,384 up to 21 CPUs); past those, shpmu_open()
+ * gives -ENOSPC with BPF, and with AUTO counts that cgroup the classic
+ * way. A read of a BPF-counted cgroup first brings each CPU's running
+ * delta up to date, one interrupt per CPU; shpmu_read_many() does that
+ * once per batch.
  */
 enum shpmu_cgroup_backend {
 	SHPMU_CGROUP_BACKEND_AUTO = 0, /**< BPF where it works, else PERF */

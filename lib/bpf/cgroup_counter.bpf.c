@@ -50,14 +50,14 @@ struct {
 	__uint(max_entries, MAX_SLOTS);
 } totals SEC(".maps");
 
-/* Each CPU remembers the counted ancestors of the last few cgroups that
- * switched out there, so a switch usually costs one array lookup instead
- * of a walk up the hierarchy with a hash lookup per level. */
+/* Each CPU remembers the counted ancestors of recent cgroups that
+ * switched out there, in a small table indexed by the low bits of the
+ * cgroup id: a hit costs one array lookup instead of a walk down the
+ * hierarchy with a filter check per level. */
 struct ancestors {
 	__u64 leaf;	   /* the task's own cgroup id; 0: empty */
-	__u32 generation;  /* of the counted set, when this was walked */
+	__u64 generation;  /* of the counted set, when this was walked */
 	__u32 nslots;
-	__u32 slots[CACHED_SLOTS];
 };
 
 struct {
@@ -67,15 +67,26 @@ struct {
 	__uint(max_entries, CACHED_LEAVES);
 } ancestors_cache SEC(".maps");
 
+/* The slots of each cached entry: way * CACHED_SLOTS + i. A map of its own,
+ * so that the walk fills it by key and the verifier need not track how
+ * many it has filled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, CACHED_LEAVES * CACHED_SLOTS);
+} cached_slots SEC(".maps");
+
 /* Written by userspace through the mmapped .bss. */
 __u32 num_events = 0;		    /* event indexes filled */
-__u32 generation = 0;		    /* bumped when the counted set changes */
+__u64 generation = 0;		    /* bumped when the counted set changes */
 __u8 event_kind[MAX_EVENTS] = {};    /* enum counter_kind */
 /* Written by the program for userspace. */
 __u64 incoming[MAX_CPUS] = {}; /* the task each CPU switched to last */
 /* Switches the tracepoint did not report: a CPU's outgoing task was not
- * the one it last switched to. Some kernels hide tasks from tracing; the
- * delta around such a switch goes to the next task that leaves. */
+ * the one it last switched to (seen on a sandbox's kernel for its
+ * supervisor's threads). The delta around such a switch goes to the next
+ * task that leaves. */
 __u64 unseen_switches = 0;
 
 /* How many counted cgroups have each low-bits value of their id: most
@@ -160,12 +171,13 @@ __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
 	return 0;
 }
 
-/* One walk up the current task's cgroups, level by level from the root
- * (bpf_loop: the verifier checks one level, not every path through 64). */
+/* One walk down the current task's cgroups, level by level from the root
+ * to its own (bpf_loop: the verifier checks one level, whatever the
+ * depth). */
 struct walk {
 	const struct slot_totals *delta;
-	struct ancestors *cached;
-	__u32 nslots;
+	__u32 way;    /* the cache entry being filled */
+	__u32 nslots; /* counted ancestors found so far */
 };
 
 /* Adds the delta to the ancestor at level if it is counted, and notes its
@@ -184,8 +196,13 @@ static long walk_level(__u32 level, void *arg)
 	if (!slot)
 		return 0;
 	add_delta(*slot, w->delta);
-	if (w->nslots < CACHED_SLOTS && w->cached)
-		w->cached->slots[w->nslots & (CACHED_SLOTS - 1)] = *slot;
+	if (w->nslots < CACHED_SLOTS) {
+		__u32 key = w->way * CACHED_SLOTS + w->nslots;
+		__u32 *cached = bpf_map_lookup_elem(&cached_slots, &key);
+
+		if (cached)
+			*cached = *slot;
+	}
 	w->nslots++;
 	return 0;
 }
@@ -201,8 +218,8 @@ int on_switch(__u64 *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct ancestors *cached;
 	struct walk w = { .delta = &delta };
-	__u32 gen, way;
-	__u64 leaf;
+	__u64 gen, leaf;
+	__u32 way;
 
 	if (cpu < MAX_CPUS) {
 		/* A flush runs in whatever task the CPU is running. */
@@ -216,19 +233,25 @@ int on_switch(__u64 *ctx)
 		return 0;
 	/* Before the walk: a change to the counted set after this read
 	 * makes what the walk caches stale at once. */
-	gen = generation;
+	gen = *(volatile __u64 *)&generation;
 	leaf = bpf_get_current_cgroup_id();
 	way = leaf & (CACHED_LEAVES - 1);
 	cached = bpf_map_lookup_elem(&ancestors_cache, &way);
 	if (!cached || !leaf)
 		return 0;
 	if (cached->leaf == leaf && cached->generation == gen) {
-		for (__u32 i = 0; i < CACHED_SLOTS; i++)
-			if (i < cached->nslots)
-				add_delta(cached->slots[i], &delta);
+		__u32 n = cached->nslots;
+
+		for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
+			__u32 key = way * CACHED_SLOTS + i;
+			__u32 *slot = bpf_map_lookup_elem(&cached_slots, &key);
+
+			if (slot)
+				add_delta(*slot, &delta);
+		}
 		return 0;
 	}
-	w.cached = cached;
+	w.way = way;
 	bpf_loop(MAX_LEVELS, walk_level, &w, 0);
 	/* More counted ancestors than an entry holds: walk every time. */
 	cached->leaf = w.nslots <= CACHED_SLOTS ? leaf : 0;

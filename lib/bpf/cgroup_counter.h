@@ -6,7 +6,9 @@
 #define MAX_EVENTS 8	/* distinct counting attrs */
 #define MAX_CPUS 1024
 #define MAX_SLOTS 16384 /* counted cgroups */
-#define MAX_LEVELS 64	/* cgroup depth the program looks at */
+/* How deep the walk up a task's cgroups may go: far below any real
+ * hierarchy; bpf_loop makes the depth cost nothing to verify. */
+#define MAX_LEVELS 65536
 #define COUNTED_FILTER_SIZE 65536 /* a power of two */
 #define CACHED_LEAVES 8 /* per CPU; a power of two */
 #define CACHED_SLOTS 8	/* counted ancestors a cached leaf holds; a power of two */
