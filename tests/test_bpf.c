@@ -200,11 +200,12 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 	int attempt = 0;
 
 	do {
-		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
 		struct rusage ru;
 
+		/* From before the fork: the child's whole life is inside. */
 		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
 		before = out[999 * 4].value;
+		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
 		opened = window_open();
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
@@ -323,10 +324,9 @@ Test(bpf, deep_hierarchies_count)
 	h[0] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, top);
 	h[1] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, deepest);
 	do {
-		struct cg_child w = cg_spawn(deepest, 30000000, 5);
-
 		for (int i = 0; i < 2; i++)
 			before[i] = rd(bpf, h[i]).value;
+		struct cg_child w = cg_spawn(deepest, 30000000, 5);
 		opened = window_open();
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
@@ -370,10 +370,9 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	for (int i = 0; i < 9; i++)
 		h[i] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[i]);
 	do {
-		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
-
 		for (int i = 0; i < 10; i++)
 			before[i] = rd(bpf, h[i]).value;
+		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
 		opened = window_open();
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
@@ -428,11 +427,11 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	shpmu_get_stats(small, &st);
 	cr_expect_eq(st.kernel_fds, (uint64_t)online_cpus());
 	do {
-		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 		struct rusage ru;
 
 		for (int i = 0; i < 4; i++)
 			before[i] = rd(small, h[i]).value;
+		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 		opened = shpmu__bpf_unseen_switches(small);
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
@@ -492,9 +491,9 @@ Test(bpf, event_indexes_are_reused)
 	h9 = shpmu_open(bpf, &a, &t);
 	cr_assert_geq(h9, 0, "%s", strerror(-h9));
 	do {
+		uint64_t before = rd(bpf, h9).value;
 		struct cg_child w = cg_spawn(path, 30000000, 5);
 		struct rusage ru;
-		uint64_t before = rd(bpf, h9).value;
 
 		opened = window_open();
 		cg_go(&w);
