@@ -17,6 +17,7 @@ static void busy(int n)
 
 	for (int i = 0; i < n * 1000000; i++)
 		x += (unsigned long)i;
+	(void)x;
 }
 
 int main(void)

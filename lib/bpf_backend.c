@@ -133,8 +133,8 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct shpmu *loading;
 static libbpf_print_fn_t app_printer;
 
-static int forward_libbpf(enum libbpf_print_level level, const char *fmt,
-			  va_list ap)
+__attribute__((format(printf, 2, 0))) static int
+forward_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char msg[512];
 	size_t n;
