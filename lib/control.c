@@ -16,7 +16,10 @@ static struct handle *lock_or_log(struct shpmu *pmu, int h, const char *fn)
 	return slot;
 }
 
-static int enable_checked(struct shpmu *pmu, int h)
+/* Enables or disables one handle. The kernel event is switched on with its
+ * first enabled handle and off with its last; under ev->lock no other
+ * handle can switch it between this handle's reading and its count. */
+static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 {
 	struct handle *slot;
 	struct kevent *ev;
@@ -24,21 +27,24 @@ static int enable_checked(struct shpmu *pmu, int h)
 
 	if (!pmu)
 		return shpmu_err(-EINVAL);
-	slot = lock_or_log(pmu, h, __func__);
+	slot = lock_or_log(pmu, h, fn);
 	if (!slot)
 		return shpmu_err(-EBADF);
-	if (slot->enabled)
+	if (slot->enabled == on)
 		goto unlock;
 	ev = slot->ev;
-	/* Under ev->lock no other handle can switch the kernel event between
-	 * our base reading and our enable count. */
 	pthread_mutex_lock(&ev->lock);
-	err = window_start(pmu, slot);
-	if (!err && ev->enabled == 0)
-		err = kevent_switch(pmu, ev, true);
+	/* Enabling opens a window at the event's reading now; disabling
+	 * closes it with a last one. */
+	err = on ? window_start(pmu, slot) : window_sync(pmu, slot);
+	if (!err && ev->enabled == (on ? 0u : 1u))
+		err = kevent_switch(pmu, ev, on);
 	if (!err) {
-		ev->enabled++;
-		slot->enabled = true;
+		if (on)
+			ev->enabled++;
+		else
+			ev->enabled--;
+		slot->enabled = on;
 	}
 	pthread_mutex_unlock(&ev->lock);
 unlock:
@@ -48,40 +54,12 @@ unlock:
 
 int shpmu_enable(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, enable_checked(pmu, h));
-}
-
-static int disable_checked(struct shpmu *pmu, int h)
-{
-	struct handle *slot;
-	struct kevent *ev;
-	int err = 0;
-
-	if (!pmu)
-		return shpmu_err(-EINVAL);
-	slot = lock_or_log(pmu, h, __func__);
-	if (!slot)
-		return shpmu_err(-EBADF);
-	if (!slot->enabled)
-		goto unlock;
-	ev = slot->ev;
-	pthread_mutex_lock(&ev->lock);
-	err = window_sync(pmu, slot);
-	if (!err && ev->enabled == 1)
-		err = kevent_switch(pmu, ev, false);
-	if (!err) {
-		ev->enabled--;
-		slot->enabled = false;
-	}
-	pthread_mutex_unlock(&ev->lock);
-unlock:
-	handle_unlock(&pmu->handles, h);
-	return shpmu_err(err);
+	CONTEXT_CALL(pmu, switch_checked(pmu, h, true, "shpmu_enable"));
 }
 
 int shpmu_disable(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, disable_checked(pmu, h));
+	CONTEXT_CALL(pmu, switch_checked(pmu, h, false, "shpmu_disable"));
 }
 
 static int reset_checked(struct shpmu *pmu, int h)
@@ -91,7 +69,7 @@ static int reset_checked(struct shpmu *pmu, int h)
 
 	if (!pmu)
 		return shpmu_err(-EINVAL);
-	slot = lock_or_log(pmu, h, __func__);
+	slot = lock_or_log(pmu, h, "shpmu_reset");
 	if (!slot)
 		return shpmu_err(-EBADF);
 	/* Syncing first makes base "now"; only then is dropping acc exact. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/types.h>
@@ -68,6 +69,22 @@ extern bool under_valgrind;
 			  (unsigned long long)(a), tol_ * 100,                 \
 			  (unsigned long long)(b));                            \
 	} while (0)
+
+/* The suite fixture most test files share: a default context in pmu,
+ * made before each test and freed after. Needs criterion.h first. */
+#define DEFAULT_CONTEXT_SUITE(suite)                                           \
+	static struct shpmu *pmu;                                              \
+	static void default_context_setup(void)                                \
+	{                                                                      \
+		pmu = shpmu_new(NULL);                                         \
+		cr_assert(pmu, "shpmu_new: %s", strerror(errno));              \
+	}                                                                      \
+	static void default_context_teardown(void)                             \
+	{                                                                      \
+		shpmu_free(pmu);                                               \
+	}                                                                      \
+	TestSuite(suite, .init = default_context_setup,                        \
+		  .fini = default_context_teardown)
 
 /* A log callback that keeps the last message, for tests that check one. */
 extern char last_log[512];

@@ -14,6 +14,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
+#include "bpf_backend.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 
@@ -81,15 +82,23 @@ static void expect_works(struct shpmu *p)
 	cr_assert_eq(shpmu_cgroup_path(p, id, path, sizeof(path)), 0);
 	cr_expect_str_eq(path, abs);
 
-	struct cg_child w = cg_spawn(abs, 50000000, 5);
 	t.cgroup_id = id;
-	int h = shpmu_open(p, &a, &t);
-	cr_assert_geq(h, 0, "%s", last_log);
-	cg_go(&w);
-	cpu = cg_wait(&w, &ru);
-	cr_assert_eq(shpmu_read(p, h, &c), 0);
+	/* With the BPF backend (AUTO here), a window in which the kernel hid
+	 * a switch from tracing is measured again: see test_bpf.c. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		uint64_t unseen = shpmu__bpf_unseen_switches(p);
+		struct cg_child w = cg_spawn(abs, 50000000, 5);
+		int h = shpmu_open(p, &a, &t);
+
+		cr_assert_geq(h, 0, "%s", last_log);
+		cg_go(&w);
+		cpu = cg_wait(&w, &ru);
+		cr_assert_eq(shpmu_read(p, h, &c), 0);
+		shpmu_close(p, h);
+		if (shpmu__bpf_unseen_switches(p) == unseen)
+			break;
+	}
 	expect_within_pct(c.value, cpu, 2, "task-clock");
-	shpmu_close(p, h);
 }
 
 Test(layouts, pure_v2_at_sys_fs_cgroup_is_discovered, .fini = teardown)

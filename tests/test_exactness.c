@@ -5,20 +5,7 @@
 
 #include "helpers.h"
 
-static struct shpmu *pmu;
-
-static void setup(void)
-{
-	pmu = shpmu_new(NULL);
-	cr_assert(pmu);
-}
-
-static void teardown(void)
-{
-	shpmu_free(pmu);
-}
-
-TestSuite(exactness, .init = setup, .fini = teardown);
+DEFAULT_CONTEXT_SUITE(exactness);
 
 static int open_self(uint64_t config)
 {

@@ -9,20 +9,7 @@
 #include "helpers.h"
 #include "sys.h"
 
-static struct shpmu *pmu;
-
-static void setup(void)
-{
-	pmu = shpmu_new(NULL);
-	cr_assert(pmu);
-}
-
-static void teardown(void)
-{
-	shpmu_free(pmu);
-}
-
-TestSuite(lifetimes, .init = setup, .fini = teardown);
+DEFAULT_CONTEXT_SUITE(lifetimes);
 
 /* A forked child shares the parent's kernel events through its fd copies:
  * its calls are refused, and its shpmu_free switches nothing off. */

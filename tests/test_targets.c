@@ -8,20 +8,7 @@
 
 #include "helpers.h"
 
-static struct shpmu *pmu;
-
-static void setup(void)
-{
-	pmu = shpmu_new(NULL);
-	cr_assert(pmu);
-}
-
-static void teardown(void)
-{
-	shpmu_free(pmu);
-}
-
-TestSuite(targets, .init = setup, .fini = teardown);
+DEFAULT_CONTEXT_SUITE(targets);
 
 static uint64_t rusage_cpu_ns(const struct rusage *ru)
 {
