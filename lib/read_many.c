@@ -25,7 +25,6 @@ struct reading {
 struct readings {
 	struct reading *slots;
 	size_t mask, used;
-	bool bpf_flushed; /* the BPF backend flushed once for the batch */
 };
 
 /* Most batches span a handful of events; the table starts small. */
@@ -36,7 +35,6 @@ static int readings_init(struct readings *r, size_t size)
 	r->slots = calloc(size, sizeof(*r->slots));
 	r->mask = size - 1;
 	r->used = 0;
-	r->bpf_flushed = false;
 	return r->slots ? 0 : -ENOMEM;
 }
 
@@ -76,7 +74,6 @@ static int grow(struct readings *r)
 			to->vals = to->inline_vals;
 	}
 	bigger.used = r->used;
-	bigger.bpf_flushed = r->bpf_flushed;
 	free(r->slots);
 	*r = bigger;
 	return 0;
@@ -102,7 +99,7 @@ static struct reading *readings_slot(struct readings *r,
 /* Reads every fd of the event once for the whole batch. BPF-counted
  * cgroups share one flush of every CPU: the batch reads them all as of
  * that moment. */
-static int read_event(struct shpmu *pmu, struct readings *r,
+static int read_event(struct shpmu *pmu, bool *bpf_flushed,
 		      struct reading *rd)
 {
 	const struct kevent *ev = rd->ev;
@@ -112,17 +109,17 @@ static int read_event(struct shpmu *pmu, struct readings *r,
 
 	if (rd->vals)
 		return 0;
-	if (ev->bpf && !r->bpf_flushed) {
+	if (ev->bpf && !*bpf_flushed) {
 		err = bpf_backend_flush(pmu, pmu->bpf);
 		if (err)
 			return err;
-		r->bpf_flushed = true;
+		*bpf_flushed = true;
 	}
 	vals = n <= KVAL_COUNT + 1 ? rd->inline_vals
 				   : malloc(n * sizeof(uint64_t));
 	if (!vals)
 		return -ENOMEM;
-	err = kevent_read_all(pmu, ev, r->bpf_flushed, vals);
+	err = kevent_read_all(pmu, ev, *bpf_flushed, vals);
 	if (err) {
 		if (vals != rd->inline_vals)
 			free(vals);
@@ -140,6 +137,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		       struct shpmu_count *sums)
 {
 	struct reading *last = NULL;
+	bool bpf_flushed = false; /* once for the whole batch */
 	struct readings r;
 	int err;
 
@@ -163,7 +161,8 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		if (h->enabled) {
 			if (!last || last->ev != h->ev)
 				last = readings_slot(&r, h->ev);
-			err = last ? read_event(pmu, &r, last) : -ENOMEM;
+			err = last ? read_event(pmu, &bpf_flushed, last)
+				   : -ENOMEM;
 			if (err)
 				break;
 			if (h->ev->nfds == 1 && h->ev->nvals == 3) {

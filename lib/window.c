@@ -76,7 +76,8 @@ void window_apply(struct handle *h, uint32_t i, const uint64_t *now)
 /* A BPF-counted cgroup: one flush per CPU and one lookup for them all. */
 static int sync_bpf(struct shpmu *pmu, struct handle *h)
 {
-	uint64_t stack[64 * KVAL_COUNT + 64], *now = stack;
+	/* 64 CPUs' readings (time_enabled, time_running, count) */
+	uint64_t stack[64 * (KVAL_COUNT + 1)], *now = stack;
 	size_t n = (size_t)h->ev->nfds * h->ev->nvals;
 	int err;
 

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpf_backend.h"
 #include "helpers.h"
 
 static char base[2 * PATH_MAX], base_rel[PATH_MAX];
@@ -217,4 +218,21 @@ void drop_capability(int cap)
 void drop_dac_read_search(void)
 {
 	drop_capability(CAP_DAC_READ_SEARCH);
+}
+
+uint64_t cg_window_open(const struct shpmu *p)
+{
+	return shpmu__bpf_unseen_switches(p);
+}
+
+bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt)
+{
+	uint64_t missed = shpmu__bpf_unseen_switches(p) - opened;
+
+	if (!missed || attempt + 1 >= CG_CLEAN_TRIES)
+		return false;
+	cr_log_info("try %d: the kernel hid %llu context switches from "
+		    "tracing; measuring again",
+		    attempt, (unsigned long long)missed);
+	return true;
 }

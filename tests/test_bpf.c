@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <stdio.h>
 
-#include "bpf_backend.h"
+#include "bpf_backend.h" /* shpmu__bpf_max_slots */
 #include "cgroup_helpers.h"
 #include "helpers.h"
 
@@ -71,30 +71,16 @@ static struct shpmu_count rd(struct shpmu *p, int h)
 	return c;
 }
 
-/* Some kernels hide a few tasks' context switches from tracing (this
- * sandbox hides its own supervisor's threads); the backend counts the
- * switches it missed, and what ran around one is credited to the next task
- * to leave that CPU. A window with such a switch cannot be exact, so it is
- * measured again, up to CLEAN_TRIES times; the last try is judged as it
- * is. */
-#define CLEAN_TRIES 5
-
+/* Windows are measured again when the kernel hid a switch from tracing:
+ * see cg_window_tainted(). */
 static uint64_t window_open(void)
 {
-	return shpmu__bpf_unseen_switches(bpf);
+	return cg_window_open(bpf);
 }
 
-/* Whether to measure again. */
 static bool window_tainted(uint64_t opened, int attempt)
 {
-	uint64_t missed = shpmu__bpf_unseen_switches(bpf) - opened;
-
-	if (!missed || attempt + 1 >= CLEAN_TRIES)
-		return false;
-	cr_log_info("try %d: the kernel hid %llu context switches from "
-		    "tracing; measuring again",
-		    attempt, (unsigned long long)missed);
-	return true;
+	return cg_window_tainted(bpf, opened, attempt);
 }
 
 /* Switch counts may differ by one at the edges of the window (a switch
@@ -432,13 +418,12 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 		for (int i = 0; i < 4; i++)
 			before[i] = rd(small, h[i]).value;
 		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
-		opened = shpmu__bpf_unseen_switches(small);
+		opened = cg_window_open(small);
 		cg_go(&w);
 		cpu = cg_wait(&w, &ru);
 		for (int i = 0; i < 4; i++)
 			counted[i] = rd(small, h[i]).value - before[i];
-	} while (shpmu__bpf_unseen_switches(small) != opened &&
-		 ++attempt < CLEAN_TRIES);
+	} while (cg_window_tainted(small, opened, attempt++));
 	expect_within_pct(counted[1], cpu, 2, "reused slot, its own cgroup");
 	cr_expect_eq(counted[0] + counted[2] + counted[3], 0,
 		     "other slots counted cgroup 4's work");

@@ -14,7 +14,6 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
-#include "bpf_backend.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 
@@ -83,10 +82,12 @@ static void expect_works(struct shpmu *p)
 	cr_expect_str_eq(path, abs);
 
 	t.cgroup_id = id;
-	/* With the BPF backend (AUTO here), a window in which the kernel hid
-	 * a switch from tracing is measured again: see test_bpf.c. */
-	for (int attempt = 0; attempt < 5; attempt++) {
-		uint64_t unseen = shpmu__bpf_unseen_switches(p);
+	/* AUTO counts with the BPF backend here: see cg_window_tainted(). */
+	uint64_t opened;
+	int attempt = 0;
+
+	do {
+		opened = cg_window_open(p);
 		struct cg_child w = cg_spawn(abs, 50000000, 5);
 		int h = shpmu_open(p, &a, &t);
 
@@ -95,9 +96,7 @@ static void expect_works(struct shpmu *p)
 		cpu = cg_wait(&w, &ru);
 		cr_assert_eq(shpmu_read(p, h, &c), 0);
 		shpmu_close(p, h);
-		if (shpmu__bpf_unseen_switches(p) == unseen)
-			break;
-	}
+	} while (cg_window_tainted(p, opened, attempt++));
 	expect_within_pct(c.value, cpu, 2, "task-clock");
 }
 
