@@ -20,7 +20,7 @@ struct figure {
 	const char *what;
 	double median, min, max;
 	bool skipped;
-	char note[160];
+	char note[256];
 };
 
 /* Sorts REPS samples into a figure. */
@@ -34,7 +34,7 @@ int online_cpus(void);
 void die(const char *what, int err);
 
 /* The figures, one function each; each fills one or two struct figure. */
-void bench_open_dup(struct figure *f);
+void bench_open_dup(struct figure *f, struct figure *vs_read);
 void bench_read_overhead(struct figure *f);
 void bench_read_many(struct figure *f);
 void bench_fds(struct figure *raw, struct figure *shared);

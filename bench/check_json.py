@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-KEYS = {"open_dup_speedup", "read_overhead_ratio", "read_many_speedup",
+KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_many_speedup",
         "fds_raw", "fds_shared", "bytes_per_handle", "op_cost_growth",
         "papi_read_ratio", "cgroup_switch_overhead_0",
         "cgroup_switch_overhead_200", "cgroup_switch_overhead_1000",

@@ -8,6 +8,28 @@
 #ifdef HAVE_PAPI
 #include <papi.h>
 
+/* PAPI's own words for why it cannot count: the call's error, and the
+ * perf_event component's reason when PAPI disabled it (e.g. "libpfm4 no
+ * default PMU found" on a CPU model libpfm4 does not know). */
+static void skip_with_reason(struct figure *f, const char *call, int ret)
+{
+	const PAPI_component_info_t *info = NULL;
+	int cidx = PAPI_get_component_index("perf_event");
+
+	if (cidx >= 0)
+		info = PAPI_get_component_info(cidx);
+	if (info && info->disabled)
+		snprintf(f->note, sizeof(f->note),
+			 "PAPI cannot count perf::TASK-CLOCK here: %s: %s; "
+			 "its perf_event component is disabled: %.96s",
+			 call, PAPI_strerror(ret), info->disabled_reason);
+	else
+		snprintf(f->note, sizeof(f->note),
+			 "PAPI cannot count perf::TASK-CLOCK here: %s: %s",
+			 call, PAPI_strerror(ret));
+	f->skipped = true;
+}
+
 void bench_papi_read(struct figure *f)
 {
 	enum { N = 20000 };
@@ -21,14 +43,24 @@ void bench_papi_read(struct figure *f)
 
 	ret = PAPI_library_init(PAPI_VER_CURRENT);
 	if (ret != PAPI_VER_CURRENT) {
-		figure_skip(f, "PAPI_library_init failed");
+		skip_with_reason(f, "PAPI_library_init", ret);
 		shpmu_free(pmu);
 		return;
 	}
-	if (PAPI_create_eventset(&es) != PAPI_OK ||
-	    PAPI_add_named_event(es, "perf::TASK-CLOCK") != PAPI_OK ||
-	    PAPI_start(es) != PAPI_OK) {
-		figure_skip(f, "PAPI cannot count perf::TASK-CLOCK here");
+	const char *call = "PAPI_create_eventset";
+
+	ret = PAPI_create_eventset(&es);
+	if (ret == PAPI_OK) {
+		call = "PAPI_add_named_event";
+		ret = PAPI_add_named_event(es, "perf::TASK-CLOCK");
+	}
+	if (ret == PAPI_OK) {
+		call = "PAPI_start";
+		ret = PAPI_start(es);
+	}
+	if (ret != PAPI_OK) {
+		skip_with_reason(f, call, ret);
+		PAPI_shutdown();
 		shpmu_free(pmu);
 		return;
 	}

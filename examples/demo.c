@@ -182,11 +182,31 @@ static void self_work(void)
 		;
 }
 
-static void print_interval(struct shpmu *pmu, int n)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The cpu plugin reports per interval: its reset opens the next window
+ * and leaves the other plugins' totals alone. */
+static void restart_cpu_plugin(struct shpmu *pmu)
+{
+	for (size_t i = 0; i < nreqs; i++)
+		if (reqs[i].h >= 0 && !strcmp(reqs[i].plugin, "cpu"))
+			shpmu_reset(pmu, reqs[i].h);
+}
+
+/* Prints interval n, which began at started (ns, CLOCK_MONOTONIC), and
+ * starts the next: returns when it did. */
+static uint64_t print_interval(struct shpmu *pmu, int n, uint64_t started)
 {
 	int hs[32];
 	struct shpmu_count counts[32];
 	size_t nh = 0;
+	uint64_t ended;
 
 	/* One batched read for everything: one read(2) per kernel fd. */
 	for (size_t i = 0; i < nreqs; i++)
@@ -194,9 +214,13 @@ static void print_interval(struct shpmu *pmu, int n)
 			hs[nh++] = reqs[i].h;
 	if (shpmu_read_many(pmu, hs, nh, counts)) {
 		printf("read failed: %s\n", strerror(errno));
-		return;
+		return now_ns();
 	}
-	printf("\ninterval %d (%d ms)\n", n, INTERVAL_MS);
+	ended = now_ns();
+	restart_cpu_plugin(pmu);
+	/* The window the cpu plugin's counts cover: work, then a sleep. */
+	printf("\ninterval %d (%.0f ms of wall time)\n", n,
+	       (double)(ended - started) / 1e6);
 	for (size_t i = 0, k = 0; i < nreqs; i++) {
 		const struct shpmu_count *c;
 		uint64_t v;
@@ -212,10 +236,6 @@ static void print_interval(struct shpmu *pmu, int n)
 		else
 			printf("  %-16s %-17s %-12s %12" PRIu64 "\n",
 			       reqs[i].plugin, reqs[i].event, reqs[i].label, v);
-		/* The cpu plugin reports per interval; its reset leaves the
-		 * other plugins' totals alone. */
-		if (!strcmp(reqs[i].plugin, "cpu"))
-			shpmu_reset(pmu, reqs[i].h);
 	}
 	for (size_t i = 0; i < nreqs; i++) {
 		struct shpmu_count c;
@@ -230,6 +250,7 @@ static void print_interval(struct shpmu *pmu, int n)
 				printf("  cpu%d %" PRIu64, cpu, c.value);
 		printf(" context switches so far\n");
 	}
+	return ended;
 }
 
 static void print_savings(const struct shpmu_stats *shared)
@@ -276,10 +297,14 @@ int main(void)
 		shpmu_free(pmu);
 		return 1;
 	}
+	/* The first interval starts here, not at the opens before. */
+	restart_cpu_plugin(pmu);
+	uint64_t started = now_ns();
+
 	for (int n = 1; n <= INTERVALS; n++) {
 		self_work();
 		nanosleep(&interval, NULL);
-		print_interval(pmu, n);
+		started = print_interval(pmu, n, started);
 	}
 	shpmu_get_stats(pmu, &st);
 	print_savings(&st);

@@ -33,6 +33,15 @@ static bool tail_is_zero(const unsigned char *p, size_t from, size_t to)
 	return true;
 }
 
+static size_t page_size(void)
+{
+	static size_t cached;
+
+	if (!cached)
+		cached = (size_t)sysconf(_SC_PAGESIZE);
+	return cached;
+}
+
 int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		  bool *disabled, const char **why)
 {
@@ -48,7 +57,7 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		return -EINVAL;
 	}
 	/* The kernel's own bound; it also keeps the scan below short. */
-	if (size > (size_t)sysconf(_SC_PAGESIZE)) {
+	if (size > page_size()) {
 		*why = "attr->size is larger than a page";
 		return -E2BIG;
 	}
@@ -164,18 +173,21 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 	return -EINVAL;
 }
 
-/* FNV-1a: keys are small and fixed-layout; this is enough to spread them. */
+/* Keys are a whole number of 64-bit words with explicit padding: mix them
+ * a word at a time (a multiply and a shift each), then avalanche. */
 uint64_t share_key_hash(const struct share_key *key)
 {
 	const unsigned char *p = (const unsigned char *)key;
-	size_t len = share_key_size(key->nevents);
-	uint64_t h = 0xcbf29ce484222325ull;
+	size_t words = share_key_size(key->nevents) / sizeof(uint64_t);
+	uint64_t h = 0x9e3779b97f4a7c15ull, w;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
+	for (size_t i = 0; i < words; i++) {
+		memcpy(&w, p + i * sizeof(w), sizeof(w));
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
 	}
-	return h;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 29);
 }
 
 bool share_key_equal(const struct share_key *a, const struct share_key *b)

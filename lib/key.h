@@ -87,6 +87,7 @@ struct share_key {
 	struct event_key events[];
 };
 
+/* Always a whole number of 64-bit words (share_key_hash reads words). */
 static inline size_t share_key_size(uint32_t nevents)
 {
 	return sizeof(struct share_key) +
@@ -94,6 +95,9 @@ static inline size_t share_key_size(uint32_t nevents)
 }
 
 uint64_t share_key_hash(const struct share_key *key);
+_Static_assert(sizeof(struct share_key) % 8 == 0 &&
+		       sizeof(struct event_key) % 8 == 0,
+	       "keys are hashed a 64-bit word at a time");
 bool share_key_equal(const struct share_key *a, const struct share_key *b);
 
 #endif

@@ -124,50 +124,107 @@ static void move_self(const char *abs)
 	close(fd);
 }
 
+/* Closes every fd but the three given: a parked child must not hold
+ * another child's pipe, or that one never sees its end. */
+static void keep_only(int a, int b, int c)
+{
+	int keep[3] = { a, b, c }, from = 3;
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0u, 0);
+}
+
+static void child_main(const char *abs, uint64_t cpu_ns, int nsleeps,
+		       int ready_fd, int go_fd, int report_fd)
+{
+	uint64_t started, spent;
+	char byte;
+	int clock;
+
+	keep_only(ready_fd, go_fd, report_fd);
+	burn_cpu_ns(CG_PRE_MOVE_NS);
+	if (abs)
+		move_self(abs);
+	clock = task_clock_open(false);
+	if (clock < 0)
+		_exit(5);
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &byte, 1) != 1)
+		_exit(3);
+	started = task_clock_read(clock);
+	burn_cpu_ns(cpu_ns);
+	sleep_switches(nsleeps);
+	spent = task_clock_read(clock) - started;
+	if (write(report_fd, &spent, sizeof(spent)) != sizeof(spent))
+		_exit(4);
+	/* Parked until cg_reap() closes the pipe. */
+	while (read(go_fd, &byte, 1) > 0)
+		;
+	_exit(0);
+}
+
 struct cg_child cg_spawn(const char *abs, uint64_t cpu_ns, int nsleeps)
 {
-	int go[2], ready[2];
+	int go[2], ready[2], report[2];
 	struct cg_child c;
 	char byte;
 
 	cr_assert_eq(pipe(go), 0);
 	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(report), 0);
 	c.pid = fork();
 	cr_assert_geq(c.pid, 0);
 	if (c.pid == 0) {
 		close(go[1]);
 		close(ready[0]);
-		move_self(abs);
-		if (write(ready[1], "r", 1) != 1 || read(go[0], &byte, 1) != 1)
-			_exit(3);
-		burn_cpu_ns(cpu_ns);
-		sleep_switches(nsleeps);
-		_exit(0);
+		close(report[0]);
+		child_main(abs, cpu_ns, nsleeps, ready[1], go[0], report[1]);
 	}
 	close(go[0]);
 	close(ready[1]);
+	close(report[1]);
 	cr_assert_eq(read(ready[0], &byte, 1), 1, "child did not start");
 	close(ready[0]);
 	c.go_fd = go[1];
+	c.report_fd = report[0];
 	return c;
 }
 
 void cg_go(struct cg_child *c)
 {
 	cr_assert_eq(write(c->go_fd, "g", 1), 1);
-	close(c->go_fd);
 }
 
-uint64_t cg_wait(struct cg_child *c, struct rusage *ru)
+uint64_t cg_finish(struct cg_child *c)
+{
+	uint64_t spent;
+
+	cr_assert_eq(read(c->report_fd, &spent, sizeof(spent)),
+		     (ssize_t)sizeof(spent), "child %d did not report",
+		     c->pid);
+	return spent;
+}
+
+void cg_reap(struct cg_child *c)
 {
 	int status;
 
-	cr_assert_eq(wait4(c->pid, &status, 0, ru), c->pid);
+	close(c->go_fd);
+	close(c->report_fd);
+	cr_assert_eq(waitpid(c->pid, &status, 0), c->pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "child failed: %#x", status);
-	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
-		       1000000000ull +
-	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
 }
 
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max)

@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/types.h>
 
 struct shpmu;
@@ -23,16 +22,33 @@ const char *cg_make(const char *rel);
 const char *cg_abs(const char *rel);
 uint64_t cg_ino(const char *abs);
 
-/* A child that moves itself into the cgroup at abs, then waits for
- * cg_go(): it burns cpu_ns of CPU, sleeps nsleeps times, and exits. */
+/*
+ * A child doing measured work in a cgroup. It burns CG_PRE_MOVE_NS of CPU
+ * where it was forked (as a slow fork does on some machines), moves itself
+ * into the cgroup at abs (NULL: it stays), and parks until cg_go(). Then it
+ * burns cpu_ns of CPU, sleeps nsleeps times, reports its task-clock over
+ * that work (a raw event on itself, see task_clock_ns()) and parks again
+ * (blocked, not running) until cg_reap().
+ *
+ * A count read after cg_spawn() returns and again after cg_finish()
+ * covers exactly what the report measured. Nothing else: not the child's
+ * start outside the cgroup, not the rest of its move's write(2) after the
+ * kernel attached it (in the cgroup, but out of any clock the child can
+ * read; hundreds of us in deep hierarchies), not its exit.
+ */
+#define CG_PRE_MOVE_NS 3000000ull
 struct cg_child {
 	pid_t pid;
-	int go_fd;
+	int go_fd;     /* cg_go() writes a byte; cg_reap() closes it */
+	int report_fd; /* the child's report */
 };
 struct cg_child cg_spawn(const char *abs, uint64_t cpu_ns, int nsleeps);
 void cg_go(struct cg_child *c);
-/* Waits for the child and returns its CPU time in ns. */
-uint64_t cg_wait(struct cg_child *c, struct rusage *ru);
+/* Waits until the child's work is done and returns its task-clock over
+ * that work, in ns; the child stays parked. */
+uint64_t cg_finish(struct cg_child *c);
+/* Lets a finished (or never started) child exit and reaps it. */
+void cg_reap(struct cg_child *c);
 
 /* Some kernels hide a few tasks' context switches from tracing (this
  * sandbox hides its own supervisor's threads); the BPF backend counts the

@@ -109,7 +109,6 @@ Test(bpf, agrees_with_classic_cgroup_events)
 	do {
 		const char *paths[3];
 		int hb[3][3], hc[3][3];
-		struct rusage ru;
 		char rel[32];
 
 		snprintf(rel, sizeof(rel), "p%d", attempt);
@@ -129,13 +128,15 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		struct cg_child w2 = cg_spawn(paths[2], 100000000, 60);
 		cg_go(&w1);
 		cg_go(&w2);
-		cg_wait(&w1, &ru);
-		cg_wait(&w2, &ru);
+		cg_finish(&w1);
+		cg_finish(&w2);
 		for (int i = 0; i < 3; i++)
 			for (int e = 0; e < 3; e++) {
 				b[i][e] = rd(bpf, hb[i][e]);
 				c[i][e] = rd(classic, hc[i][e]);
 			}
+		cg_reap(&w1);
+		cg_reap(&w2);
 	} while (window_tainted(opened, attempt++));
 
 	for (int i = 0; i < 3; i++) {
@@ -186,16 +187,14 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 	int attempt = 0;
 
 	do {
-		struct rusage ru;
-
-		/* From before the fork: the child's whole life is inside. */
+		opened = window_open();
+		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
 		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
 		before = out[999 * 4].value;
-		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
-		opened = window_open();
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
 		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
+		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(out[999 * 4].value - before, cpu, 2,
 			  "g0999 task-clock");
@@ -226,7 +225,6 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 		int hcs = open_cg(classic, PERF_COUNT_SW_CONTEXT_SWITCHES,
 				  steady);
 		struct cg_child w = cg_spawn(steady, 200000000, 100);
-		struct rusage ru;
 
 		opened = window_open();
 		cg_go(&w);
@@ -241,11 +239,12 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 			for (int i = 0; i < 50; i++)
 				cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
 		}
-		cg_wait(&w, &ru);
+		cg_finish(&w);
 		b = rd(bpf, hb);
 		c = rd(classic, hc);
 		bs = rd(bpf, hbs);
 		cs = rd(classic, hcs);
+		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(b.value, c.value, 1, "steady task-clock");
 	expect_close(bs.value, cs.value, "steady context-switches");
@@ -260,28 +259,32 @@ Test(bpf, handles_report_only_their_own_windows)
 
 	do {
 		char name[32];
-		struct rusage ru;
 
 		snprintf(name, sizeof(name), "windows%d", attempt);
 		const char *path = cg_make(name);
+		/* All three join the cgroup before any window opens. */
+		struct cg_child w1 = cg_spawn(path, 100000000, 5);
+		struct cg_child w2 = cg_spawn(path, 60000000, 5);
+		struct cg_child w3 = cg_spawn(path, 30000000, 5);
 		int a = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
 
 		opened = window_open();
-		struct cg_child w1 = cg_spawn(path, 100000000, 5);
 		cg_go(&w1);
-		first = cg_wait(&w1, &ru);
+		first = cg_finish(&w1);
 		int b = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
-		struct cg_child w2 = cg_spawn(path, 60000000, 5);
 		cg_go(&w2);
-		second = cg_wait(&w2, &ru);
+		second = cg_finish(&w2);
 		a_total = rd(bpf, a).value;
 		b_total = rd(bpf, b).value;
 		cr_assert_eq(shpmu_disable(bpf, a), 0);
 		frozen = rd(bpf, a).value;
-		struct cg_child w3 = cg_spawn(path, 30000000, 5);
 		cg_go(&w3);
-		cg_wait(&w3, &ru);
+		cg_finish(&w3);
 		later = rd(bpf, a).value;
+		/* (parked until now: their exits are in no window above) */
+		cg_reap(&w1);
+		cg_reap(&w2);
+		cg_reap(&w3);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(a_total, first + second, 2, "A");
 	expect_within_pct(b_total, second, 2, "B only since open");
@@ -297,7 +300,6 @@ Test(bpf, deep_hierarchies_count)
 	char rel[100 * 2 + 1] = "";
 	const char *top = NULL, *deepest = NULL;
 	uint64_t cpu, before[2], counted[2], opened;
-	struct rusage ru;
 	int h[2], attempt = 0;
 
 	/* The test directory is at depth 1. */
@@ -310,14 +312,15 @@ Test(bpf, deep_hierarchies_count)
 	h[0] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, top);
 	h[1] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, deepest);
 	do {
+		opened = window_open();
+		struct cg_child w = cg_spawn(deepest, 30000000, 5);
 		for (int i = 0; i < 2; i++)
 			before[i] = rd(bpf, h[i]).value;
-		struct cg_child w = cg_spawn(deepest, 30000000, 5);
-		opened = window_open();
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
 		for (int i = 0; i < 2; i++)
 			counted[i] = rd(bpf, h[i]).value - before[i];
+		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(counted[0], cpu, 2, "depth 2 task-clock");
 	expect_within_pct(counted[1], cpu, 2, "depth 100 task-clock");
@@ -333,8 +336,7 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	const char *chain[10];
 	int h[10];
 	char rel[64] = "";
-	uint64_t before[10], cpu, opened;
-	struct rusage ru;
+	uint64_t before[10], counted[10], cpu, opened;
 	int attempt = 0;
 
 	for (int i = 0; i < 10; i++) {
@@ -351,25 +353,28 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	h[9] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[9]);
 	struct cg_child warm = cg_spawn(chain[9], 20000000, 5);
 	cg_go(&warm);
-	cg_wait(&warm, &ru);
+	cg_finish(&warm);
+	cg_reap(&warm);
 	/* ...then all ten. */
 	for (int i = 0; i < 9; i++)
 		h[i] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[i]);
 	do {
+		opened = window_open();
+		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
 		for (int i = 0; i < 10; i++)
 			before[i] = rd(bpf, h[i]).value;
-		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
-		opened = window_open();
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
+		for (int i = 0; i < 10; i++)
+			counted[i] = rd(bpf, h[i]).value - before[i];
+		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	sched_setaffinity(0, sizeof(saved), &saved);
 	for (int i = 0; i < 10; i++) {
 		char what[32];
 
 		snprintf(what, sizeof(what), "level %d task-clock", i + 2);
-		expect_within_pct(rd(bpf, h[i]).value - before[i], cpu, 2,
-				  what);
+		expect_within_pct(counted[i], cpu, 2, what);
 	}
 }
 
@@ -413,16 +418,15 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	shpmu_get_stats(small, &st);
 	cr_expect_eq(st.kernel_fds, (uint64_t)online_cpus());
 	do {
-		struct rusage ru;
-
+		opened = cg_window_open(small);
+		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 		for (int i = 0; i < 4; i++)
 			before[i] = rd(small, h[i]).value;
-		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
-		opened = cg_window_open(small);
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
 		for (int i = 0; i < 4; i++)
 			counted[i] = rd(small, h[i]).value - before[i];
+		cg_reap(&w);
 	} while (cg_window_tainted(small, opened, attempt++));
 	expect_within_pct(counted[1], cpu, 2, "reused slot, its own cgroup");
 	cr_expect_eq(counted[0] + counted[2] + counted[3], 0,
@@ -437,11 +441,12 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 		     "one BPF-shared event and one classic cgroup event");
 	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
 	struct cg_child w = cg_spawn(paths[4], 30000000, 5);
-	struct rusage ru;
+	uint64_t start = rd(autos, h[4]).value;
 	cg_go(&w);
-	cpu = cg_wait(&w, &ru);
-	expect_within_pct(rd(autos, h[4]).value, cpu, 2,
+	cpu = cg_finish(&w);
+	expect_within_pct(rd(autos, h[4]).value - start, cpu, 2,
 			  "classic fallback task-clock");
+	cg_reap(&w);
 	shpmu_free(small);
 	shpmu_free(autos);
 }
@@ -476,14 +481,14 @@ Test(bpf, event_indexes_are_reused)
 	h9 = shpmu_open(bpf, &a, &t);
 	cr_assert_geq(h9, 0, "%s", strerror(-h9));
 	do {
-		uint64_t before = rd(bpf, h9).value;
-		struct cg_child w = cg_spawn(path, 30000000, 5);
-		struct rusage ru;
-
 		opened = window_open();
+		struct cg_child w = cg_spawn(path, 30000000, 5);
+		uint64_t before = rd(bpf, h9).value;
+
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
 		counted = rd(bpf, h9).value - before;
+		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(counted, cpu, 2, "task-clock on a reused index");
 }
@@ -612,8 +617,8 @@ Test(bpf, reads_race_with_opens_and_closes)
 		cr_expect_eq((long)bad, 0, "reader %d saw %ld bad reads", i,
 			     (long)bad);
 	}
-	struct rusage ru;
-	cg_wait(&w, &ru);
+	cg_finish(&w);
+	cg_reap(&w);
 }
 
 /* Without the privileges to load BPF, asking for it fails clearly; AUTO

@@ -71,7 +71,6 @@ static void expect_works(struct shpmu *p)
 				  .cpu = SHPMU_ALL_CPUS };
 	char path[PATH_MAX];
 	struct shpmu_count c;
-	struct rusage ru;
 	uint64_t id, cpu;
 
 	cg_setup(p);
@@ -93,9 +92,10 @@ static void expect_works(struct shpmu *p)
 
 		cr_assert_geq(h, 0, "%s", last_log);
 		cg_go(&w);
-		cpu = cg_wait(&w, &ru);
+		cpu = cg_finish(&w);
 		cr_assert_eq(shpmu_read(p, h, &c), 0);
 		shpmu_close(p, h);
+		cg_reap(&w);
 	} while (cg_window_tainted(p, opened, attempt++));
 	expect_within_pct(c.value, cpu, 2, "task-clock");
 }

@@ -209,7 +209,6 @@ Test(cgroups, a_cgroup_counts_exactly_what_its_task_did)
 	const char *abs = cg_make("work");
 	int raw[64], nraw;
 	struct shpmu_count clock, cs;
-	struct rusage ru;
 	uint64_t cpu_ns;
 
 	struct cg_child child = cg_spawn(abs, 200000000, 50);
@@ -221,13 +220,14 @@ Test(cgroups, a_cgroup_counts_exactly_what_its_task_did)
 		raw_enable(raw[i]);
 	cr_assert_eq(shpmu_enable(pmu, hcs), 0);
 	cg_go(&child);
-	cpu_ns = cg_wait(&child, &ru);
+	cpu_ns = cg_finish(&child);
 	cr_assert_eq(shpmu_disable(pmu, hcs), 0);
 	for (int i = 0; i < nraw; i++)
 		raw_disable(raw[i]);
 
 	cr_assert_eq(shpmu_read(pmu, hclock, &clock), 0);
 	cr_assert_eq(shpmu_read(pmu, hcs, &cs), 0);
+	cg_reap(&child);
 	expect_within_pct(clock.value, cpu_ns, 2, "cgroup task-clock");
 	cr_expect_eq(cs.value, cg_raw_sum(raw, nraw),
 		     "context-switches: handle %llu, raw cgroup events %llu",
@@ -243,7 +243,6 @@ Test(cgroups, a_parent_counts_its_children)
 	cg_make("p");
 	const char *c1 = cg_make("p/c1"), *c2 = cg_make("p/c2");
 	struct shpmu_count p, k1, k2;
-	struct rusage ru;
 	uint64_t cpu = 0;
 
 	struct cg_child w1 = cg_spawn(c1, 100000000, 20);
@@ -256,8 +255,8 @@ Test(cgroups, a_parent_counts_its_children)
 			     false);
 	cg_go(&w1);
 	cg_go(&w2);
-	cpu += cg_wait(&w1, &ru);
-	cpu += cg_wait(&w2, &ru);
+	cpu += cg_finish(&w1);
+	cpu += cg_finish(&w2);
 	cr_assert_eq(shpmu_disable(pmu, hp), 0);
 	cr_assert_eq(shpmu_disable(pmu, h1), 0);
 	cr_assert_eq(shpmu_disable(pmu, h2), 0);
@@ -271,6 +270,8 @@ Test(cgroups, a_parent_counts_its_children)
 	cr_expect_geq(k2.value, 30);
 	shpmu_read(pmu, hclock, &p);
 	expect_within_pct(p.value, cpu, 2, "parent task-clock");
+	cg_reap(&w1);
+	cg_reap(&w2);
 }
 
 static int open_cg_err(struct shpmu *p, uint64_t id)
@@ -287,7 +288,6 @@ Test(cgroups, a_removed_cgroup_keeps_its_last_value)
 {
 	const char *abs = cg_make("doomed");
 	struct shpmu_count before, after;
-	struct rusage ru;
 	char buf[PATH_MAX];
 	uint64_t id = cg_ino(abs);
 	int fds = count_perf_fds();
@@ -295,7 +295,8 @@ Test(cgroups, a_removed_cgroup_keeps_its_last_value)
 	struct cg_child w = cg_spawn(abs, 50000000, 10);
 	int h = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, id, NULL, false);
 	cg_go(&w);
-	cg_wait(&w, &ru);
+	cg_finish(&w);
+	cg_reap(&w); /* the cgroup must be empty to go */
 	cr_assert_eq(shpmu_read(pmu, h, &before), 0);
 	cr_assert_gt(before.value, 0);
 	cr_assert_eq(rmdir(abs), 0, "rmdir %s: %s", abs, strerror(errno));

@@ -2,60 +2,37 @@
 /* Task targets (other tasks, inherit, one CPU) and multiplexing. */
 #include <criterion/criterion.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup_helpers.h"
 #include "helpers.h"
 
 DEFAULT_CONTEXT_SUITE(targets);
-
-static uint64_t rusage_cpu_ns(const struct rusage *ru)
-{
-	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
-		       1000000000ull +
-	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
-}
-
-/* A child that waits for a byte on a pipe, then burns 200 ms and exits. */
-static pid_t spawn_burner(int *go)
-{
-	int p[2];
-	pid_t pid;
-	char c;
-
-	cr_assert_eq(pipe(p), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(1);
-		burn_cpu_ns(200000000);
-		_exit(0);
-	}
-	close(p[0]);
-	*go = p[1];
-	return pid;
-}
 
 Test(targets, a_task_by_pid_counts_that_task)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
-	struct shpmu_count c;
-	struct rusage ru;
-	int go, h, status;
+	struct shpmu_count c, after_exit, again;
+	struct cg_child child = cg_spawn(NULL, 200000000, 0);
+	uint64_t cpu;
+	int h;
 
-	t.pid = spawn_burner(&go);
+	/* The child is parked: its start is not in the handle's window. */
+	t.pid = child.pid;
 	h = shpmu_open(pmu, &a, &t);
 	cr_assert_geq(h, 0, "%s", strerror(-h));
-	cr_assert_eq(write(go, "x", 1), 1);
-	cr_assert_eq(wait4(t.pid, &status, 0, &ru), t.pid);
-	/* The task has exited; its final count stays readable. */
+	cg_go(&child);
+	cpu = cg_finish(&child);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
-	expect_within_pct(c.value, rusage_cpu_ns(&ru), 2, "child task-clock");
-	close(go);
+	expect_within_pct(c.value, cpu, 2, "child task-clock");
+	/* Once the task has exited, its final count stays readable. */
+	cg_reap(&child);
+	cr_assert_eq(shpmu_read(pmu, h, &after_exit), 0);
+	cr_assert_eq(shpmu_read(pmu, h, &again), 0);
+	cr_expect_geq(after_exit.value, c.value);
+	cr_expect_eq(again.value, after_exit.value, "an exited task moved");
 }
 
 Test(targets, inherit_counts_children_and_plain_does_not)
@@ -64,25 +41,28 @@ Test(targets, inherit_counts_children_and_plain_does_not)
 	struct perf_event_attr inh = plain;
 	struct shpmu_target self = self_target();
 	struct shpmu_count cp, ci;
-	struct rusage ru;
-	int go, hp, hi, status;
-	pid_t child;
+	struct cg_child child;
+	uint64_t cpu;
+	int hp, hi;
 
 	inh.inherit = 1;
 	hp = shpmu_open(pmu, &plain, &self);
 	hi = shpmu_open(pmu, &inh, &self);
 	cr_assert_geq(hp, 0);
 	cr_assert_geq(hi, 0);
-	child = spawn_burner(&go);
-	cr_assert_eq(write(go, "x", 1), 1);
-	cr_assert_eq(wait4(child, &status, 0, &ru), child);
+	child = cg_spawn(NULL, 200000000, 0);
+	cg_go(&child);
+	cpu = cg_finish(&child);
+	/* A child's inherited count joins the parent's when it exits. */
+	cg_reap(&child);
 	cr_assert_eq(shpmu_read(pmu, hp, &cp), 0);
 	cr_assert_eq(shpmu_read(pmu, hi, &ci), 0);
 	cr_expect_lt(cp.value, 100000000, "the plain event saw the child");
-	cr_expect_geq(ci.value, cp.value + rusage_cpu_ns(&ru) * 98 / 100,
+	/* At least: the inherited event also saw the child's start and
+	 * exit, which its own clock did not. */
+	cr_expect_geq(ci.value, cp.value + cpu * 98 / 100,
 		      "the inherited event missed the child's %llu ns",
-		      (unsigned long long)rusage_cpu_ns(&ru));
-	close(go);
+		      (unsigned long long)cpu);
 }
 
 /* A task event bound to CPU 1 runs only while the task is on CPU 1: on CPU 0
@@ -102,22 +82,37 @@ Test(targets, multiplexed_times_are_per_handle_and_scaled)
 	cr_assert_geq(h1, 0);
 	cr_assert_geq(h2, 0);
 
+	/* The oracles: this thread's task-clock on any CPU (what h1's
+	 * time_enabled follows) and on CPU 1 only (what it ran). */
+	int any = raw_open(PERF_COUNT_SW_TASK_CLOCK, 0, -1);
+	int on_cpu1 = raw_open(PERF_COUNT_SW_TASK_CLOCK, 0, 1);
+	uint64_t both[3], any_v[3], cpu1_v[3];
+
 	pin_to_cpu(0);
+	raw_enable(any);
+	raw_enable(on_cpu1);
 	cr_assert_eq(shpmu_enable(pmu, h1), 0);
 	burn_cpu_ns(100000000); /* h1: enabled, not running */
+	raw_read(any, both);
 	cr_assert_eq(shpmu_enable(pmu, h2), 0);
 	pin_to_cpu(1);
 	burn_cpu_ns(100000000); /* both running */
 	cr_assert_eq(shpmu_read(pmu, h1, &c1), 0);
 	cr_assert_eq(shpmu_read(pmu, h2, &c2), 0);
+	raw_read(any, any_v);
+	raw_read(on_cpu1, cpu1_v);
 
-	expect_within_pct(c1.time_enabled, 200000000, 5, "h1 enabled");
-	expect_within_pct(c1.time_running, 100000000, 5, "h1 running");
-	expect_within_pct(c2.time_enabled, 100000000, 5, "h2 enabled");
-	expect_within_pct(c2.time_running, 100000000, 5, "h2 running");
-	cr_expect_lt(c1.time_running, c1.time_enabled);
-	expect_within_pct(shpmu_scale(&c1), 200000000, 6, "h1 scaled");
+	expect_within_pct(c1.time_enabled, any_v[0], 2, "h1 enabled");
+	expect_within_pct(c1.time_running, cpu1_v[0], 2, "h1 running");
+	expect_within_pct(c2.time_enabled, any_v[0] - both[0], 2, "h2 enabled");
+	expect_within_pct(c2.time_running, cpu1_v[0], 2, "h2 running");
+	cr_expect_lt(c1.time_running, c1.time_enabled * 3 / 4,
+		     "h1 ran while its thread was on CPU 0");
+	/* Scaled, h1 is its task-clock over the whole window. */
+	expect_within_pct(shpmu_scale(&c1), any_v[0], 2, "h1 scaled");
 	expect_within_pct(shpmu_scale(&c2), c2.value, 1, "h2 scaled");
+	close(any);
+	close(on_cpu1);
 }
 
 Test(targets, an_event_that_never_ran_scales_to_zero)
