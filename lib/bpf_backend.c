@@ -11,10 +11,32 @@
 #include "log.h"
 
 uint32_t shpmu__bpf_max_slots;
+bool shpmu__bpf_no_ipi_hook;
+
+/* (AUTO makes the backend on its first cgroup open: under the lock.) */
+static struct bpf_backend *backend_of(const struct shpmu *pmu)
+{
+	struct shpmu *p = (struct shpmu *)pmu;
+	struct bpf_backend *b;
+
+	pthread_mutex_lock(&p->lock);
+	b = p->bpf;
+	pthread_mutex_unlock(&p->lock);
+	return b;
+}
 
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
 {
-	return pmu->bpf ? bpf_backend_unseen_switches(pmu->bpf) : 0;
+	struct bpf_backend *b = backend_of(pmu);
+
+	return b ? bpf_backend_unseen_switches(b) : 0;
+}
+
+uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)
+{
+	struct bpf_backend *b = backend_of(pmu);
+
+	return b ? bpf_backend_moves_settled(b) : 0;
 }
 
 #ifndef HAVE_BPF
@@ -64,6 +86,12 @@ int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b)
 }
 
 uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
+{
+	(void)b;
+	return 0;
+}
+
+uint64_t bpf_backend_moves_settled(const struct bpf_backend *b)
 {
 	(void)b;
 	return 0;
@@ -164,6 +192,11 @@ static int load(struct shpmu *pmu, struct bpf_backend *b)
 	if (!err)
 		err = bpf_map__set_max_entries(b->skel->maps.cgroup_slots,
 					       b->max_slots);
+	/* attach() picks the move hooks this kernel has. */
+	if (!err) {
+		bpf_program__set_autoattach(b->skel->progs.on_ipi, false);
+		bpf_program__set_autoattach(b->skel->progs.on_attach, false);
+	}
 	if (!err)
 		err = cgroup_counter__load(b->skel);
 	libbpf_set_print(app_printer);
@@ -175,11 +208,51 @@ static int load(struct shpmu *pmu, struct bpf_backend *b)
 			strerror(-err));
 	else if (err)
 		pr_info(pmu, "cannot load the BPF cgroup counter: %s (the "
-			     "kernel refused it: it needs BTF, raw tracepoints "
-			     "and bpf_loop, from Linux 5.17; the debug log has "
-			     "the verifier's reasons)",
+			     "kernel refused it: it needs BTF, raw tracepoints, "
+			     "bpf_loop and bpf_rdonly_cast, from Linux 6.2; the "
+			     "debug log has the verifier's reasons)",
 			strerror(-err));
 	return err;
+}
+
+/* Moves of a running task are settled where perf's cgroup controller
+ * runs a function on the task's CPU (csd_function_entry, Linux 6.4); on
+ * older kernels only the moves a task makes itself are (cgroup_attach_task
+ * runs in the writer's context), and the rest at the task's next switch. */
+static int attach_move_hook(struct shpmu *pmu, struct bpf_backend *b)
+{
+	struct cgroup_counter *s = b->skel;
+
+	if (!shpmu__bpf_no_ipi_hook) {
+		s->links.on_ipi = bpf_program__attach(s->progs.on_ipi);
+		if (s->links.on_ipi)
+			return 0;
+	}
+	s->links.on_attach = bpf_program__attach(s->progs.on_attach);
+	if (!s->links.on_attach)
+		return -errno;
+	pr_info(pmu, "no csd_function_entry tracepoint here (Linux 6.4 "
+		     "has it): a running task moved to another cgroup by "
+		     "another process is counted in its new cgroup until it "
+		     "next leaves its CPU");
+	return 0;
+}
+
+static int attach(struct shpmu *pmu, struct bpf_backend *b)
+{
+	struct cgroup_counter *s = b->skel;
+	int err = 0;
+
+	s->links.on_switch = bpf_program__attach(s->progs.on_switch);
+	if (!s->links.on_switch)
+		err = -errno;
+	if (!err)
+		err = attach_move_hook(pmu, b);
+	if (err)
+		pr_info(pmu, "cannot attach the BPF cgroup counter to its "
+			     "raw tracepoints: %s",
+			strerror(-err));
+	return err ? -EOPNOTSUPP : 0;
 }
 
 int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
@@ -227,13 +300,9 @@ int bpf_backend_new(struct shpmu *pmu, struct bpf_backend **out)
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
-	err = cgroup_counter__attach(b->skel);
-	if (err) {
-		pr_info(pmu, "cannot attach to raw_tp/sched_switch: %s",
-			strerror(-err));
-		err = -EOPNOTSUPP;
+	err = attach(pmu, b);
+	if (err)
 		goto fail;
-	}
 	b->prog_fd = bpf_program__fd(b->skel->progs.on_switch);
 	*out = b;
 	return 0;
@@ -584,6 +653,12 @@ void bpf_backend_detach(struct shpmu *pmu, struct bpf_backend *b,
 uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
 {
 	return __atomic_load_n(&b->skel->bss->unseen_switches,
+			       __ATOMIC_RELAXED);
+}
+
+uint64_t bpf_backend_moves_settled(const struct bpf_backend *b)
+{
+	return __atomic_load_n(&b->skel->bss->moves_settled,
 			       __ATOMIC_RELAXED);
 }
 

@@ -100,40 +100,68 @@ static int need_root(struct shpmu *pmu, const char *fn)
 	return -ENOENT;
 }
 
+/* The next component of a path at p, skipping "/" and "." ones; its
+ * length goes to len (0 at the end). */
+static const char *next_component(const char *p, size_t *len)
+{
+	for (;;) {
+		p += strspn(p, "/");
+		*len = strcspn(p, "/");
+		if (*len != 1 || p[0] != '.')
+			return p;
+		p++;
+	}
+}
+
+/* Where an absolute path goes on past the root's components, or NULL if
+ * it does not start with them ("//x/./y" spells "/x/y"). */
+static const char *past_root(const char *root, const char *path)
+{
+	size_t rlen, plen;
+
+	for (;;) {
+		root = next_component(root, &rlen);
+		if (!rlen)
+			return path;
+		path = next_component(path, &plen);
+		if (plen != rlen || memcmp(root, path, rlen))
+			return NULL;
+		root += rlen;
+		path += plen;
+	}
+}
+
 /* Turns a caller's path into one relative to the root, refusing escapes.
  * Returns a pointer into path (nothing is copied). */
 static int relative_path(struct shpmu *pmu, const char *path,
 			 const char **rel)
 {
 	const struct cgroups *cg = &pmu->cgroups;
-	const char *given = path, *p;
+	const char *p;
+	size_t len;
 
+	/* RESOLVE_BENEATH would allow "a/../b"; we refuse ".." outright so
+	 * that a path means what it says. */
+	for (p = next_component(path, &len); len;
+	     p = next_component(p + len, &len)) {
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			pr_err(pmu, "cgroup path %s: '..' is not allowed",
+			       path);
+			return -EINVAL;
+		}
+	}
+	p = path;
 	if (path[0] == '/') {
-		if (strncmp(path, cg->root, cg->root_len) ||
-		    (path[cg->root_len] && path[cg->root_len] != '/')) {
+		p = past_root(cg->root, path);
+		if (!p) {
 			pr_err(pmu, "cgroup path %s is outside the cgroup "
 				    "root %s",
 			       path, cg->root);
 			return -EXDEV;
 		}
-		path += cg->root_len;
 	}
-	while (*path == '/')
-		path++;
-	/* RESOLVE_BENEATH would allow "a/../b"; we refuse ".." outright so
-	 * that a path means what it says. */
-	for (p = path; *p;) {
-		size_t len = strcspn(p, "/");
-
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			pr_err(pmu, "cgroup path %s: '..' is not allowed",
-			       given);
-			return -EINVAL;
-		}
-		p += len;
-		p += strspn(p, "/");
-	}
-	*rel = *path ? path : ".";
+	p = next_component(p, &len);
+	*rel = len ? p : ".";
 	return 0;
 }
 
@@ -279,8 +307,10 @@ static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
 			sys_close(pmu, *fd);
 		return err;
 	}
-	/* A stale or made-up handle: no such cgroup (any more). */
-	return *fd == -ESTALE || *fd == -EINVAL ? -ENOENT : *fd;
+	/* A stale or made-up handle, or a cgroup's file (kernfs gives its
+	 * files ids too): no such cgroup (any more). */
+	return *fd == -ESTALE || *fd == -EINVAL || *fd == -ENOTDIR ? -ENOENT
+								    : *fd;
 }
 
 /* Opens the walked path for id if it still is that cgroup. Caller holds

@@ -58,6 +58,21 @@ int cpus_parse(const char *text, int *cpus, int max)
 	return n ? n : -EINVAL;
 }
 
+int cpus_index(const int *cpus, int n, int cpu)
+{
+	for (int lo = 0, hi = n; lo < hi;) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (cpus[mid] == cpu)
+			return mid;
+		if (cpus[mid] < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 int cpus_online(struct shpmu *pmu, int **cpus)
 {
 	char text[4096];

@@ -9,6 +9,9 @@ struct shpmu;
  * number of CPUs, -EINVAL for malformed text, -E2BIG when it holds more. */
 int cpus_parse(const char *text, int *cpus, int max);
 
+/* The index of cpu in a sorted list of n CPUs, or -1. */
+int cpus_index(const int *cpus, int n, int cpu);
+
 /* Reads /sys/devices/system/cpu/online into a malloc'd array. Returns the
  * number of CPUs or -errno. */
 int cpus_online(struct shpmu *pmu, int **cpus);

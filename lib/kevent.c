@@ -32,11 +32,29 @@ static const char *target_name(const struct target_key *t, char *buf,
 	return buf;
 }
 
+/* The CPUs a new event spans. A single CPU must be online, whatever
+ * backend counts it: the BPF backend would otherwise accept a CPU it has
+ * no event for. */
 static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 		       int **cpus)
 {
+	int n, *online;
+
 	if (t->kind != SHPMU_TARGET_TASK && t->cpu == SHPMU_ALL_CPUS)
 		return cpus_online(pmu, cpus);
+	if (t->cpu >= 0) {
+		n = cpus_online(pmu, &online);
+		if (n < 0)
+			return n;
+		n = cpus_index(online, n, t->cpu) < 0 ? -EINVAL : 0;
+		free(online);
+		if (n) {
+			pr_err(pmu, "cpu %d is not online (see "
+				    "/sys/devices/system/cpu/online)",
+			       t->cpu);
+			return n;
+		}
+	}
 	*cpus = malloc(sizeof(**cpus));
 	if (!*cpus)
 		return -ENOMEM;
@@ -304,15 +322,5 @@ int kevent_fd_index(const struct kevent *ev, int cpu)
 	if (ev->nfds == 1 && (cpu == -1 || cpu == ev->cpus[0]))
 		return 0;
 	/* cpus is sorted: the online list is, and single-CPU lists are. */
-	for (uint32_t lo = 0, hi = ev->nfds; lo < hi;) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (ev->cpus[mid] == cpu)
-			return (int)mid;
-		if (ev->cpus[mid] < cpu)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return cpus_index(ev->cpus, (int)ev->nfds, cpu);
 }

@@ -33,15 +33,6 @@ static bool tail_is_zero(const unsigned char *p, size_t from, size_t to)
 	return true;
 }
 
-static size_t page_size(void)
-{
-	static size_t cached;
-
-	if (!cached)
-		cached = (size_t)sysconf(_SC_PAGESIZE);
-	return cached;
-}
-
 int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		  bool *disabled, const char **why)
 {
@@ -57,7 +48,7 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		return -EINVAL;
 	}
 	/* The kernel's own bound; it also keeps the scan below short. */
-	if (size > page_size()) {
+	if (size > (size_t)getpagesize()) {
 		*why = "attr->size is larger than a page";
 		return -E2BIG;
 	}

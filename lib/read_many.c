@@ -193,14 +193,16 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 	}
 	if (n == 0)
 		return 0;
-	sums = malloc(n * sizeof(*sums));
-	if (!sums)
+	sums = n <= SIZE_MAX / sizeof(*sums) ? malloc(n * sizeof(*sums)) : NULL;
+	if (!sums) {
+		pr_err(pmu, "shpmu_read_many: no memory for %zu counts", n);
 		return shpmu_err(-ENOMEM);
+	}
 	/* A big batch almost surely covers every stripe: take them all
 	 * rather than work out which. */
 	if (n >= HANDLE_STRIPES)
-		stripes = ~0ull;
-	for (size_t k = 0; k < n && stripes != ~0ull; k++)
+		stripes = HANDLE_ALL_STRIPES;
+	for (size_t k = 0; k < n && stripes != HANDLE_ALL_STRIPES; k++)
 		if (hs[k] >= 0)
 			stripes |= 1ull << handle_stripe(hs[k]);
 	handles_lock_stripes(&pmu->handles, stripes);

@@ -227,6 +227,36 @@ void cg_reap(struct cg_child *c)
 		  "child failed: %#x", status);
 }
 
+struct shpmu *cg_context(enum shpmu_cgroup_backend backend)
+{
+	SHPMU_OPTS(opts, .cgroup_backend = backend, .log = record_log);
+	struct shpmu *p = shpmu_new(&opts);
+
+	cr_assert(p, "backend %d: %s (%s)", backend, strerror(errno),
+		  last_log);
+	return p;
+}
+
+int cg_open(struct shpmu *p, uint64_t config, const char *path)
+{
+	struct perf_event_attr a = sw_attr(config, false);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = path };
+	int h = shpmu_open(p, &a, &t);
+
+	cr_assert_geq(h, 0, "open %s: %s (%s)", path, strerror(-h), last_log);
+	return h;
+}
+
+struct shpmu_count cg_read(struct shpmu *p, int h)
+{
+	struct shpmu_count c;
+
+	cr_assert_eq(shpmu_read(p, h, &c), 0);
+	return c;
+}
+
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max)
 {
 	struct perf_event_attr a = sw_attr(config, true);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct shpmu;
+#include <shpmu/shpmu.h>
 
 /* Makes "<root>/shpmu-test-<pid>-<n>" and remembers it. */
 void cg_setup(struct shpmu *pmu);
@@ -59,9 +59,16 @@ void cg_reap(struct cg_child *c);
  *	do { opened = cg_window_open(p); ... } while
  *		(cg_window_tainted(p, opened, attempt++));
  * Without a BPF backend no window is ever tainted. */
-#define CG_CLEAN_TRIES 5
+#define CG_CLEAN_TRIES 8
 uint64_t cg_window_open(const struct shpmu *p);
 bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt);
+
+/* A context counting cgroups with this backend, logging to record_log. */
+struct shpmu *cg_context(enum shpmu_cgroup_backend backend);
+/* An enabled handle on a cgroup (on all CPUs) by path; asserts it opens. */
+int cg_open(struct shpmu *p, uint64_t config, const char *path);
+/* A handle's reading; asserts it reads. */
+struct shpmu_count cg_read(struct shpmu *p, int h);
 
 /* Raw cgroup perf events, one per online CPU, disabled. */
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max);

@@ -3,6 +3,10 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
 #include "helpers.h"
 
 static struct shpmu *pmu;
@@ -182,6 +186,66 @@ static int open_cgroup_bad_cpu(void)
 	return open_cgroup(0, "", -2);
 }
 
+/* A CPU that does not exist, opened disabled so that nothing but the open
+ * could notice (the BPF backend reads no CPU until enabled). */
+static int open_cgroup_offline_cpu(void)
+{
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP, .cpu = 5000,
+				  .cgroup_path = "" };
+
+	return open_with(a, t);
+}
+
+static int open_cpu_offline_cpu(void)
+{
+	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU, .cpu = 5000 };
+
+	return open_with(good_attr(), t);
+}
+
+static int open_task_offline_cpu(void)
+{
+	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = 5000 };
+
+	return open_with(good_attr(), t);
+}
+
+static int read_many_huge_n(void)
+{
+	struct shpmu_count c;
+
+	return shpmu_read_many(pmu, &live, SIZE_MAX / sizeof(c) + 2, &c);
+}
+
+/* The cgroup root's cgroup.procs: a file, with an id of its own. */
+static int cgroup_id_of_a_file(void)
+{
+	uint64_t id;
+
+	return shpmu_cgroup_id(pmu, "cgroup.procs", &id);
+}
+
+static int cgroup_path_of_a_files_id(void)
+{
+	char root[PATH_MAX], path[PATH_MAX + 16], buf[PATH_MAX];
+	struct stat st;
+
+	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", root);
+	cr_assert_eq(stat(path, &st), 0);
+	return shpmu_cgroup_path(pmu, st.st_ino, buf, sizeof(buf));
+}
+
+static int cgroup_id_too_long(void)
+{
+	static char path[PATH_MAX + 100];
+	uint64_t id;
+
+	memset(path, 'a', sizeof(path) - 1);
+	return shpmu_cgroup_id(pmu, path, &id);
+}
+
 static int cgroup_id_dotdot(void)
 {
 	uint64_t id;
@@ -332,6 +396,13 @@ static const struct bad_case cases[] = {
 	{ open_cgroup_missing_path, ENOENT, true },
 	{ open_cgroup_missing_id, ENOENT, true },
 	{ open_cgroup_bad_cpu, EINVAL, true },
+	{ open_cgroup_offline_cpu, EINVAL, true },
+	{ open_cpu_offline_cpu, EINVAL, true },
+	{ open_task_offline_cpu, EINVAL, true },
+	{ read_many_huge_n, ENOMEM, true },
+	{ cgroup_id_of_a_file, ENOTDIR, true },
+	{ cgroup_path_of_a_files_id, ENOENT, true },
+	{ cgroup_id_too_long, ENAMETOOLONG, true },
 	{ cgroup_id_dotdot, EINVAL, true },
 	{ cgroup_id_null, EINVAL, true },
 	{ cgroup_path_small_buffer, ERANGE, true },

@@ -15,20 +15,10 @@
 
 static struct shpmu *bpf, *classic;
 
-static struct shpmu *new_backend(enum shpmu_cgroup_backend backend)
-{
-	SHPMU_OPTS(opts, .cgroup_backend = backend, .log = record_log);
-	struct shpmu *p = shpmu_new(&opts);
-
-	cr_assert(p, "backend %d: %s (%s)", backend, strerror(errno),
-		  last_log);
-	return p;
-}
-
 static void setup(void)
 {
 	bpf = NULL;
-	classic = new_backend(SHPMU_CGROUP_BACKEND_PERF);
+	classic = cg_context(SHPMU_CGROUP_BACKEND_PERF);
 	cg_setup(classic);
 }
 
@@ -39,7 +29,7 @@ static void need_bpf(void)
 	cr_skip_test("libshpmu was built without the BPF backend (no clang, "
 		     "bpftool, libbpf or kernel BTF, or -Dbpf=disabled)");
 #endif
-	bpf = new_backend(SHPMU_CGROUP_BACKEND_BPF);
+	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
 }
 
 static void teardown(void)
@@ -50,26 +40,6 @@ static void teardown(void)
 }
 
 TestSuite(bpf, .init = setup, .fini = teardown);
-
-static int open_cg(struct shpmu *p, uint64_t config, const char *path)
-{
-	struct perf_event_attr a = sw_attr(config, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = path };
-	int h = shpmu_open(p, &a, &t);
-
-	cr_assert_geq(h, 0, "open %s: %s (%s)", path, strerror(-h), last_log);
-	return h;
-}
-
-static struct shpmu_count rd(struct shpmu *p, int h)
-{
-	struct shpmu_count c;
-
-	cr_assert_eq(shpmu_read(p, h, &c), 0);
-	return c;
-}
 
 /* Windows are measured again when the kernel hid a switch from tracing:
  * see cg_window_tainted(). */
@@ -119,8 +89,8 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		paths[2] = cg_make(rel);
 		for (int i = 0; i < 3; i++)
 			for (int e = 0; e < 3; e++) {
-				hb[i][e] = open_cg(bpf, configs[e], paths[i]);
-				hc[i][e] = open_cg(classic, configs[e],
+				hb[i][e] = cg_open(bpf, configs[e], paths[i]);
+				hc[i][e] = cg_open(classic, configs[e],
 						   paths[i]);
 			}
 		opened = window_open();
@@ -132,8 +102,8 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		cg_finish(&w2);
 		for (int i = 0; i < 3; i++)
 			for (int e = 0; e < 3; e++) {
-				b[i][e] = rd(bpf, hb[i][e]);
-				c[i][e] = rd(classic, hc[i][e]);
+				b[i][e] = cg_read(bpf, hb[i][e]);
+				c[i][e] = cg_read(classic, hc[i][e]);
 			}
 		cg_reap(&w1);
 		cg_reap(&w2);
@@ -174,7 +144,7 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 		const char *path = cg_make(name);
 
 		for (int e = 0; e < 4; e++)
-			hs[i * 4 + e] = open_cg(bpf, configs[e], path);
+			hs[i * 4 + e] = cg_open(bpf, configs[e], path);
 	}
 	shpmu_get_stats(bpf, &st);
 	cr_expect_eq(st.handles, 4000);
@@ -219,10 +189,10 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 
 		snprintf(name, sizeof(name), "steady%d", attempt);
 		const char *steady = cg_make(name);
-		int hb = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, steady);
-		int hc = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, steady);
-		int hbs = open_cg(bpf, PERF_COUNT_SW_CONTEXT_SWITCHES, steady);
-		int hcs = open_cg(classic, PERF_COUNT_SW_CONTEXT_SWITCHES,
+		int hb = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, steady);
+		int hc = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, steady);
+		int hbs = cg_open(bpf, PERF_COUNT_SW_CONTEXT_SWITCHES, steady);
+		int hcs = cg_open(classic, PERF_COUNT_SW_CONTEXT_SWITCHES,
 				  steady);
 		struct cg_child w = cg_spawn(steady, 200000000, 100);
 
@@ -232,7 +202,7 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 			for (int i = 0; i < 50; i++) {
 				snprintf(name, sizeof(name), "c%d-%d-%d",
 					 attempt, round, i);
-				churn[i] = open_cg(bpf,
+				churn[i] = cg_open(bpf,
 						   PERF_COUNT_SW_TASK_CLOCK,
 						   cg_make(name));
 			}
@@ -240,10 +210,10 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 				cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
 		}
 		cg_finish(&w);
-		b = rd(bpf, hb);
-		c = rd(classic, hc);
-		bs = rd(bpf, hbs);
-		cs = rd(classic, hcs);
+		b = cg_read(bpf, hb);
+		c = cg_read(classic, hc);
+		bs = cg_read(bpf, hbs);
+		cs = cg_read(classic, hcs);
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(b.value, c.value, 1, "steady task-clock");
@@ -266,21 +236,21 @@ Test(bpf, handles_report_only_their_own_windows)
 		struct cg_child w1 = cg_spawn(path, 100000000, 5);
 		struct cg_child w2 = cg_spawn(path, 60000000, 5);
 		struct cg_child w3 = cg_spawn(path, 30000000, 5);
-		int a = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		int a = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
 
 		opened = window_open();
 		cg_go(&w1);
 		first = cg_finish(&w1);
-		int b = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		int b = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
 		cg_go(&w2);
 		second = cg_finish(&w2);
-		a_total = rd(bpf, a).value;
-		b_total = rd(bpf, b).value;
+		a_total = cg_read(bpf, a).value;
+		b_total = cg_read(bpf, b).value;
 		cr_assert_eq(shpmu_disable(bpf, a), 0);
-		frozen = rd(bpf, a).value;
+		frozen = cg_read(bpf, a).value;
 		cg_go(&w3);
 		cg_finish(&w3);
-		later = rd(bpf, a).value;
+		later = cg_read(bpf, a).value;
 		/* (parked until now: their exits are in no window above) */
 		cg_reap(&w1);
 		cg_reap(&w2);
@@ -309,17 +279,17 @@ Test(bpf, deep_hierarchies_count)
 		if (!top)
 			top = deepest;
 	}
-	h[0] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, top);
-	h[1] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, deepest);
+	h[0] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, top);
+	h[1] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, deepest);
 	do {
 		opened = window_open();
 		struct cg_child w = cg_spawn(deepest, 30000000, 5);
 		for (int i = 0; i < 2; i++)
-			before[i] = rd(bpf, h[i]).value;
+			before[i] = cg_read(bpf, h[i]).value;
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		for (int i = 0; i < 2; i++)
-			counted[i] = rd(bpf, h[i]).value - before[i];
+			counted[i] = cg_read(bpf, h[i]).value - before[i];
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(counted[0], cpu, 2, "depth 2 task-clock");
@@ -350,23 +320,23 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	cr_assert_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
 	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
 	/* Only the leaf first, so its cache entry holds one slot... */
-	h[9] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[9]);
+	h[9] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[9]);
 	struct cg_child warm = cg_spawn(chain[9], 20000000, 5);
 	cg_go(&warm);
 	cg_finish(&warm);
 	cg_reap(&warm);
 	/* ...then all ten. */
 	for (int i = 0; i < 9; i++)
-		h[i] = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[i]);
+		h[i] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, chain[i]);
 	do {
 		opened = window_open();
 		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
 		for (int i = 0; i < 10; i++)
-			before[i] = rd(bpf, h[i]).value;
+			before[i] = cg_read(bpf, h[i]).value;
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		for (int i = 0; i < 10; i++)
-			counted[i] = rd(bpf, h[i]).value - before[i];
+			counted[i] = cg_read(bpf, h[i]).value - before[i];
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	sched_setaffinity(0, sizeof(saved), &saved);
@@ -404,7 +374,7 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 		paths[i] = cg_make(name);
 	}
 	for (int i = 0; i < 4; i++)
-		h[i] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
+		h[i] = cg_open(small, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
 				  .cpu = SHPMU_ALL_CPUS,
@@ -413,19 +383,19 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	/* Slots 1 and 2 go back; cgroups 4 and 5 take them. */
 	cr_assert_eq(shpmu_close(small, h[1]), 0);
 	cr_assert_eq(shpmu_close(small, h[2]), 0);
-	h[1] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[4]);
-	h[2] = open_cg(small, PERF_COUNT_SW_TASK_CLOCK, paths[5]);
+	h[1] = cg_open(small, PERF_COUNT_SW_TASK_CLOCK, paths[4]);
+	h[2] = cg_open(small, PERF_COUNT_SW_TASK_CLOCK, paths[5]);
 	shpmu_get_stats(small, &st);
 	cr_expect_eq(st.kernel_fds, (uint64_t)online_cpus());
 	do {
 		opened = cg_window_open(small);
 		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 		for (int i = 0; i < 4; i++)
-			before[i] = rd(small, h[i]).value;
+			before[i] = cg_read(small, h[i]).value;
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		for (int i = 0; i < 4; i++)
-			counted[i] = rd(small, h[i]).value - before[i];
+			counted[i] = cg_read(small, h[i]).value - before[i];
 		cg_reap(&w);
 	} while (cg_window_tainted(small, opened, attempt++));
 	expect_within_pct(counted[1], cpu, 2, "reused slot, its own cgroup");
@@ -434,17 +404,17 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 
 	/* AUTO: the 5th cgroup costs one classic event per CPU. */
 	for (int i = 0; i < 5; i++)
-		h[i] = open_cg(autos, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
+		h[i] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
 	shpmu__bpf_max_slots = 0;
 	shpmu_get_stats(autos, &st);
 	cr_expect_eq(st.kernel_fds, 2 * (uint64_t)online_cpus(),
 		     "one BPF-shared event and one classic cgroup event");
 	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
 	struct cg_child w = cg_spawn(paths[4], 30000000, 5);
-	uint64_t start = rd(autos, h[4]).value;
+	uint64_t start = cg_read(autos, h[4]).value;
 	cg_go(&w);
 	cpu = cg_finish(&w);
-	expect_within_pct(rd(autos, h[4]).value - start, cpu, 2,
+	expect_within_pct(cg_read(autos, h[4]).value - start, cpu, 2,
 			  "classic fallback task-clock");
 	cg_reap(&w);
 	shpmu_free(small);
@@ -483,11 +453,11 @@ Test(bpf, event_indexes_are_reused)
 	do {
 		opened = window_open();
 		struct cg_child w = cg_spawn(path, 30000000, 5);
-		uint64_t before = rd(bpf, h9).value;
+		uint64_t before = cg_read(bpf, h9).value;
 
 		cg_go(&w);
 		cpu = cg_finish(&w);
-		counted = rd(bpf, h9).value - before;
+		counted = cg_read(bpf, h9).value - before;
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	expect_within_pct(counted, cpu, 2, "task-clock on a reused index");
@@ -525,16 +495,16 @@ Test(bpf, reads_are_exact_to_the_moment)
 	if (online_cpus() < 2)
 		cr_skip_test("needs a second CPU for the spinning task");
 	const char *path = cg_make("spin");
-	int hb = open_cg(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
-	int hc = open_cg(classic, PERF_COUNT_SW_TASK_CLOCK, path);
+	int hb = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+	int hc = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, path);
 	struct shpmu_count b1, b2, many, c2;
 	pid_t pid = spin_on_cpu1(path);
 
 	usleep(100000);
-	b1 = rd(bpf, hb);
+	b1 = cg_read(bpf, hb);
 	usleep(200000);
-	b2 = rd(bpf, hb);
-	c2 = rd(classic, hc);
+	b2 = cg_read(bpf, hb);
+	c2 = cg_read(classic, hc);
 	cr_assert_eq(shpmu_read_many(bpf, &hb, 1, &many), 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -594,7 +564,7 @@ Test(bpf, reads_race_with_opens_and_closes)
 	void *bad;
 
 	for (int i = 0; i < 4; i++)
-		racing_handles[i] = open_cg(bpf, configs[i], path);
+		racing_handles[i] = cg_open(bpf, configs[i], path);
 	struct cg_child w = cg_spawn(path, 200000000, 50);
 	cg_go(&w);
 	racing_stop = false;
@@ -640,7 +610,7 @@ Test(bpf, where_bpf_cannot_work_bpf_fails_and_auto_falls_back)
 	p = shpmu_new(&automatic);
 	cr_assert(p);
 	log_count = 0;
-	int h = open_cg(p, PERF_COUNT_SW_TASK_CLOCK, cg_make("fallback"));
+	int h = cg_open(p, PERF_COUNT_SW_TASK_CLOCK, cg_make("fallback"));
 	cr_expect_geq(h, 0);
 	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
 	shpmu_get_stats(p, &st);

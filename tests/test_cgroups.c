@@ -88,6 +88,19 @@ Test(cgroups, ids_and_paths_round_trip_for_nested_and_odd_names)
 	snprintf(rel, sizeof(rel), "%s//./a", cg_base());
 	cr_expect_eq(shpmu_cgroup_id(pmu, rel, &b), 0);
 	cr_expect_eq(a, b);
+	/* "." and empty components before the root's end are no escape. */
+	char root[PATH_MAX], spelled[3 * PATH_MAX], *slash;
+
+	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0);
+	slash = strrchr(root, '/');
+	cr_assert(slash);
+	*slash = '\0';
+	snprintf(spelled, sizeof(spelled), "%s/./%s//%s/a", root, slash + 1,
+		 cg_base_rel());
+	b = 0;
+	cr_expect_eq(shpmu_cgroup_id(pmu, spelled, &b), 0, "%s: %s", spelled,
+		     last_log);
+	cr_expect_eq(a, b);
 	/* The kernel itself refuses newlines in cgroup names. */
 	cr_expect_neq(mkdir(cg_abs("nl\nname"), 0755), 0);
 }

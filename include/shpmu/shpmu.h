@@ -164,11 +164,13 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  * config1 is a pointer). A task event is not shared once its thread has
  * exited: a new request for a reused tid gets a new event.
  *
- * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target),
+ * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target,
+ *         a CPU that is not online),
  *         -E2BIG (attr bytes past what this version knows are non-zero, or
  *         a size over a page),
  *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),
- *         -EXDEV (a cgroup path outside the cgroup root),
+ *         -EXDEV (a cgroup path outside the cgroup root), -ENOTDIR and
+ *         -ENAMETOOLONG (a cgroup path, see shpmu_cgroup_id()),
  *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or
  *         what perf_event_open(2) returned (-ENOENT: no such event here,
  *         -EACCES: not allowed, see the log for what to change).
@@ -284,8 +286,9 @@ SHPMU_API int shpmu_read_group(struct shpmu *pmu, int gh,
  * @brief Reads n handles with one read(2) per kernel fd involved, however
  *        many of the handles share it; out[i] is exactly what
  *        shpmu_read(hs[i]) would give.
- * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open), -ENOMEM,
- *         or the kernel's read error; on error out is not written.
+ * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open), -ENOMEM
+ *         (also for an n whose counts would not fit in memory), or the
+ *         kernel's read error; on error out is not written.
  */
 SHPMU_API int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 			      struct shpmu_count *out);
@@ -308,9 +311,9 @@ SHPMU_API int shpmu_get_stats(struct shpmu *pmu, struct shpmu_stats *out);
  * Cgroups. Ids are the kernel's: on cgroup2 the directory's inode number,
  * as bpf_get_current_cgroup_id() and PERF_SAMPLE_CGROUP report them. Paths
  * are absolute under the cgroup root, or relative to it ("" is the root
- * itself); ".." is refused
- * with -EINVAL, a symlink with -EINVAL, and an absolute path outside the
- * root with -EXDEV. Without a cgroup mount every call returns -ENOENT.
+ * itself); empty and "." components are skipped, ".." is refused with
+ * -EINVAL, a symlink with -EINVAL, and an absolute path outside the root
+ * with -EXDEV. Without a cgroup mount every call returns -ENOENT.
  */
 
 /**
@@ -324,7 +327,9 @@ SHPMU_API int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len);
 /**
  * @brief Gives the id of the cgroup at path.
  * @return 0, -EINVAL (NULL argument, "..", symlink), -EXDEV (absolute path
- *         outside the root), -ENOENT (no such cgroup).
+ *         outside the root), -ENOENT (no such cgroup), -ENOTDIR (path
+ *         names a file of a cgroup, not a cgroup), -ENAMETOOLONG (path
+ *         longer than PATH_MAX, or a component longer than NAME_MAX).
  */
 SHPMU_API int shpmu_cgroup_id(struct shpmu *pmu, const char *path,
 			      uint64_t *id);
@@ -334,7 +339,8 @@ SHPMU_API int shpmu_cgroup_id(struct shpmu *pmu, const char *path,
  *        open_by_handle_at(2) where the process has CAP_DAC_READ_SEARCH,
  *        else a walk of the hierarchy, cached and refreshed on a miss.
  * @return 0, -EINVAL (buf NULL), -ERANGE (len too small), -ENOENT (no
- *         cgroup with this id under the root, e.g. removed).
+ *         cgroup with this id under the root, e.g. removed, or an id that
+ *         kernfs gave to one of a cgroup's files).
  */
 SHPMU_API int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf,
 				size_t len);

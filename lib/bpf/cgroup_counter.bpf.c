@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One perf event per CPU counts any number of cgroups. At every context
- * switch the delta of each CPU's events since the last switch goes to the
- * outgoing task's cgroup and to each of its ancestors that is counted
- * (seed 000's design, as perf's bperf_cgroup does it). Userspace flushes
- * the running delta before a read by test-running this program on each
- * CPU, with all-zero arguments.
+ * One perf event per CPU counts any number of cgroups (seed 000's design,
+ * as perf's bperf_cgroup does it). Each CPU remembers the counted set of
+ * the task that switched in: the counted cgroups among its ancestors. The
+ * delta of the CPU's events goes to that set when it is settled:
+ *
+ *   - at a context switch, unless the incoming task has the same set (then
+ *     nothing is read: the time keeps accruing to the same cgroups);
+ *   - when the running task is moved to another cgroup: perf's own cgroup
+ *     controller then runs a function on the task's CPU (an IPI, or a local
+ *     call when the task moves itself), which is where classic cgroup
+ *     events switch too; the csd_function_entry tracepoint runs us there;
+ *   - when userspace flushes a CPU before a read, by test-running on_switch
+ *     on that CPU with all-zero arguments.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -29,7 +36,7 @@ struct {
 	__uint(max_entries, MAX_SLOTS);
 } cgroup_slots SEC(".maps");
 
-/* Each CPU's reading of each event at the last switch. */
+/* Each CPU's reading of each event at the last settle. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -50,14 +57,13 @@ struct {
 	__uint(max_entries, MAX_SLOTS);
 } totals SEC(".maps");
 
-/* Each CPU remembers the counted ancestors of recent cgroups that
- * switched out there, in a small table indexed by the low bits of the
- * cgroup id: a hit costs one array lookup instead of a walk down the
- * hierarchy with a filter check per level. */
+/* Each CPU keeps the counted sets of recent cgroups in a small table
+ * indexed by the low bits of the cgroup id: a hit costs one array lookup
+ * instead of a walk down the hierarchy. */
 struct ancestors {
-	__u64 leaf;	   /* the task's own cgroup id; 0: empty */
-	__u64 generation;  /* of the counted set, when this was walked */
-	__u32 nslots;
+	__u64 leaf;	  /* the task's own cgroup id; 0: empty */
+	__u64 generation; /* of the counted set, when this was walked */
+	__u32 nslots;	  /* > CACHED_SLOTS: too many to hold, walk */
 };
 
 struct {
@@ -77,40 +83,72 @@ struct {
 	__uint(max_entries, CACHED_LEAVES * CACHED_SLOTS);
 } cached_slots SEC(".maps");
 
+/* What a CPU is accruing to, between settles. */
+struct cpu_state {
+	__u64 task; /* the task that switched in last; 0: none seen yet */
+	__u64 leaf; /* its cgroup's id when its time began to accrue here */
+	__u32 way;  /* the ancestors_cache entry holding leaf's counted set */
+	/* Switches not settled yet (the set stayed the same): the two
+	 * switch kinds count them at the next settle. */
+	__u32 pending_switches;
+	__u32 pending_cgroup_switches;
+	/* A run is under way on this CPU: a flush test-run on its own CPU
+	 * runs with interrupts on, and a move check may land inside it. */
+	__u32 busy;
+	__u32 recheck; /* a move check arrived during that run */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cpu_state));
+	__uint(max_entries, 1);
+} cpu_states SEC(".maps");
+
 /* Written by userspace through the mmapped .bss. */
 __u32 num_events = 0;		    /* event indexes filled */
 __u64 generation = 0;		    /* bumped when the counted set changes */
 __u8 event_kind[MAX_EVENTS] = {};    /* enum counter_kind */
-/* Written by the program for userspace. */
-__u64 incoming[MAX_CPUS] = {}; /* the task each CPU switched to last */
 /* Switches the tracepoint did not report: a CPU's outgoing task was not
  * the one it last switched to (seen on a sandbox's kernel for its
- * supervisor's threads). The delta around such a switch goes to the next
- * task that leaves. */
+ * supervisor's threads). The delta around such a switch goes to the task
+ * that leaves. */
 __u64 unseen_switches = 0;
+/* Moves of a running task the program settled at the moment they
+ * happened (for tests and the debug log). */
+__u64 moves_settled = 0;
 
 /* How many counted cgroups have each low-bits value of their id: most
  * ancestors are not counted, and this array says so without a hash
  * lookup. */
 __u16 counted_ids[COUNTED_FILTER_SIZE] = {};
 
-/* The switch path counts context-switches and cgroup-switches after this
- * tracepoint has fired, so their counter would credit each switch to the
- * next task to leave the CPU. The program counts those switches itself,
- * for the task that leaves, as the kernel does for classic events. */
-static __always_inline __u64 switch_count(__u8 kind, __u64 next_task)
-{
-	struct task_struct *next = (struct task_struct *)next_task;
+/* Typed pointers make the walks below plain loads (the verifier guards
+ * them) instead of a helper call per pointer followed. */
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
 
-	if (kind == KIND_CONTEXT_SWITCHES)
-		return 1;
-	return BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id) !=
-	       bpf_get_current_cgroup_id();
+static __always_inline struct task_struct *as_task(__u64 task)
+{
+	return bpf_rdonly_cast((void *)task,
+			       bpf_core_type_id_kernel(struct task_struct));
 }
 
-/* Event e's change on this CPU since the last switch or flush, into
- * delta. Returns false when the CPU has no event e. */
-static __always_inline bool take_delta(__u32 e, __u32 cpu, __u64 next_task,
+/* A task's cgroup on the unified hierarchy. Tasks travel between the
+ * functions below as plain numbers: global functions take no typed
+ * pointers. */
+static __always_inline struct cgroup *task_cgroup(__u64 task)
+{
+	return as_task(task)->cgroups->dfl_cgrp;
+}
+
+/* Event e's change on this CPU since the last settle, into delta. The
+ * switch path counts context-switches and cgroup-switches after the
+ * tracepoint has fired, so their counter would credit each switch to the
+ * next task to leave the CPU: for those two the switches this settle
+ * covers are given. Returns false when the CPU has no event e. */
+static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
+				       __u32 cgroup_switches,
 				       struct bpf_perf_event_value *delta)
 {
 	struct bpf_perf_event_value now, *prev;
@@ -123,8 +161,10 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u64 next_task,
 	if (!prev)
 		return false;
 	delta->counter = now.counter - prev->counter;
-	if (kind != KIND_READ)
-		delta->counter = next_task ? switch_count(kind, next_task) : 0;
+	if (kind == KIND_CONTEXT_SWITCHES)
+		delta->counter = switches;
+	else if (kind == KIND_CGROUP_SWITCHES)
+		delta->counter = cgroup_switches;
 	delta->enabled = now.enabled - prev->enabled;
 	delta->running = now.running - prev->running;
 	*prev = now;
@@ -137,9 +177,9 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u64 next_task,
  * others, which keeps the program within its limits.
  */
 
-/* Every event's delta on this CPU. next_task: the incoming task of a real
- * switch, 0 for a flush. Returns whether any event was read. */
-__noinline int take_deltas(__u64 next_task, struct slot_totals *delta)
+/* Every event's delta on this CPU. Returns whether any event was read. */
+__noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
+			   struct slot_totals *delta)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), used = num_events;
 	int any = 0;
@@ -150,7 +190,8 @@ __noinline int take_deltas(__u64 next_task, struct slot_totals *delta)
 	 * offset. */
 #pragma clang loop unroll(full)
 	for (__u32 e = 0; e < MAX_EVENTS; e++)
-		if (e < used && take_delta(e, cpu, next_task, &delta->events[e]))
+		if (e < used && take_delta(e, cpu, switches, cgroup_switches,
+					   &delta->events[e]))
 			any = 1;
 	return any;
 }
@@ -171,32 +212,40 @@ __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
 	return 0;
 }
 
-/* One walk down the current task's cgroups, level by level from the root
- * to its own (bpf_loop: the verifier checks one level, whatever the
- * depth). */
+/* One walk down a cgroup's ancestors, from the root to the cgroup itself
+ * (bpf_loop: the verifier checks one level, whatever the depth). Each
+ * counted one is credited with delta (when given) and noted in the cache
+ * entry way (when filling one). */
 struct walk {
+	__u64 task;
 	const struct slot_totals *delta;
-	__u32 way;    /* the cache entry being filled */
+	__u32 way;    /* the cache entry being filled; CACHED_LEAVES: none */
 	__u32 nslots; /* counted ancestors found so far */
 };
 
-/* Adds the delta to the ancestor at level if it is counted, and notes its
- * slot. Returns 1 (stop) past the task's own cgroup. */
 static long walk_level(__u32 level, void *arg)
 {
 	struct walk *w = arg;
-	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	struct cgroup *ancestor = NULL;
+	__u64 id;
 	__u32 *slot;
 
-	if (!id)
+	/* (A typed pointer takes no variable index: one read per level,
+	 * on a cache miss only.) */
+	if (level >= MAX_LEVELS ||
+	    bpf_probe_read_kernel(&ancestor, sizeof(ancestor),
+				  &task_cgroup(w->task)->ancestors[level]) ||
+	    !ancestor)
 		return 1;
+	id = BPF_CORE_READ(ancestor, kn, id);
 	if (!counted_ids[id & (COUNTED_FILTER_SIZE - 1)])
 		return 0;
 	slot = bpf_map_lookup_elem(&cgroup_slots, &id);
 	if (!slot)
 		return 0;
-	add_delta(*slot, w->delta);
-	if (w->nslots < CACHED_SLOTS) {
+	if (w->delta)
+		add_delta(*slot, w->delta);
+	if (w->way < CACHED_LEAVES && w->nslots < CACHED_SLOTS) {
 		__u32 key = w->way * CACHED_SLOTS + w->nslots;
 		__u32 *cached = bpf_map_lookup_elem(&cached_slots, &key);
 
@@ -207,57 +256,248 @@ static long walk_level(__u32 level, void *arg)
 	return 0;
 }
 
-SEC("raw_tp/sched_switch")
-int on_switch(__u64 *ctx)
+/* Walks the counted ancestors of task's cgroup: credits delta to them (if
+ * given), and notes them in cache entry way (if < CACHED_LEAVES). Returns
+ * how many. */
+__noinline __u32 walk_cgroup(__u64 task, const struct slot_totals *delta,
+			     __u32 way)
+{
+	struct walk w = { .task = task, .delta = delta, .way = way };
+	int level;
+
+	if (!task)
+		return 0;
+	level = task_cgroup(task)->level;
+	if (level < 0 || level >= MAX_LEVELS)
+		return 0;
+	bpf_loop(level + 1, walk_level, &w, 0);
+	return w.nslots;
+}
+
+/* The cache entry holding the counted set of task's cgroup (id leaf) for
+ * the current generation, walked now unless it is there already. */
+__noinline __u32 resolve(__u64 task, __u64 leaf)
+{
+	__u32 way = leaf & (CACHED_LEAVES - 1);
+	struct ancestors *entry = bpf_map_lookup_elem(&ancestors_cache, &way);
+	/* Before the walk: a change to the counted set after this read
+	 * makes what the walk caches stale at once. */
+	__u64 gen = *(volatile __u64 *)&generation;
+
+	if (!entry)
+		return way;
+	if (entry->leaf == leaf && entry->generation == gen)
+		return way;
+	entry->nslots = walk_cgroup(task, NULL, way);
+	entry->leaf = leaf;
+	entry->generation = gen;
+	return way;
+}
+
+/* Whether time accruing to a's set may go on accruing for b: the same
+ * cgroup, or cgroups with the same counted ancestors. */
+__noinline int same_set(__u32 a_way, __u64 a_leaf, __u32 b_way, __u64 b_leaf)
+{
+	struct ancestors *a = bpf_map_lookup_elem(&ancestors_cache, &a_way);
+	struct ancestors *b = bpf_map_lookup_elem(&ancestors_cache, &b_way);
+	__u32 n;
+
+	if (a_leaf == b_leaf)
+		return 1;
+	if (!a || !b || a->leaf != a_leaf || b->leaf != b_leaf ||
+	    a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
+		return 0;
+	n = a->nslots;
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
+		__u32 ka = a_way * CACHED_SLOTS + i, kb = b_way * CACHED_SLOTS + i;
+		__u32 *sa = bpf_map_lookup_elem(&cached_slots, &ka);
+		__u32 *sb = bpf_map_lookup_elem(&cached_slots, &kb);
+
+		if (!sa || !sb || *sa != *sb)
+			return 0;
+	}
+	return 1;
+}
+
+/* Adds this CPU's deltas since the last settle to st's counted set, with
+ * now_switches / now_cgroup_switches for the switch being made (if any).
+ * By the current task's cgroup instead when walk_current: the task that
+ * accrued them is not the one st names (a switch the tracepoint hid). */
+__noinline int settle(struct cpu_state *st, __u32 now_switches,
+		      __u32 now_cgroup_switches, int walk_current)
 {
 	/* An event not read this time adds zeros. */
 	struct slot_totals delta = {};
-	/* A real switch has an outgoing and an incoming task; a flush passes
-	 * zeros. */
-	__u64 next_task = ctx[1] ? ctx[2] : 0;
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct ancestors *cached;
-	struct walk w = { .delta = &delta };
-	__u64 gen, leaf;
-	__u32 way;
+	struct ancestors *entry;
+	__u32 way, n;
 
-	if (cpu < MAX_CPUS) {
-		/* A flush runs in whatever task the CPU is running. */
-		__u64 outgoing = next_task ? ctx[1] : bpf_get_current_task();
-
-		if (incoming[cpu] && incoming[cpu] != outgoing)
-			__sync_fetch_and_add(&unseen_switches, 1);
-		incoming[cpu] = next_task ? next_task : outgoing;
-	}
-	if (!take_deltas(next_task, &delta))
+	if (!st)
 		return 0;
-	/* Before the walk: a change to the counted set after this read
-	 * makes what the walk caches stale at once. */
-	gen = *(volatile __u64 *)&generation;
-	leaf = bpf_get_current_cgroup_id();
-	way = leaf & (CACHED_LEAVES - 1);
-	cached = bpf_map_lookup_elem(&ancestors_cache, &way);
-	if (!cached || !leaf)
+	way = st->way & (CACHED_LEAVES - 1);
+	if (!take_deltas(st->pending_switches + now_switches,
+			 st->pending_cgroup_switches + now_cgroup_switches,
+			 &delta))
 		return 0;
-	if (cached->leaf == leaf && cached->generation == gen) {
-		__u32 n = cached->nslots;
-
-		for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
-			__u32 key = way * CACHED_SLOTS + i;
-			__u32 *slot = bpf_map_lookup_elem(&cached_slots, &key);
-
-			if (slot)
-				add_delta(*slot, &delta);
-		}
+	st->pending_switches = 0;
+	st->pending_cgroup_switches = 0;
+	entry = bpf_map_lookup_elem(&ancestors_cache, &way);
+	if (walk_current || !entry || entry->leaf != st->leaf ||
+	    entry->nslots > CACHED_SLOTS) {
+		/* More counted ancestors than an entry holds, or no entry
+		 * for this set: walk the task that is here now. */
+		walk_cgroup(bpf_get_current_task(), &delta, CACHED_LEAVES);
 		return 0;
 	}
-	w.way = way;
-	bpf_loop(MAX_LEVELS, walk_level, &w, 0);
-	/* More counted ancestors than an entry holds: walk every time. */
-	cached->leaf = w.nslots <= CACHED_SLOTS ? leaf : 0;
-	cached->generation = gen;
-	cached->nslots = w.nslots;
+	n = entry->nslots;
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
+		__u32 key = way * CACHED_SLOTS + i;
+		__u32 *slot = bpf_map_lookup_elem(&cached_slots, &key);
+
+		if (slot)
+			add_delta(*slot, &delta);
+	}
 	return 0;
+}
+
+/* From now on this CPU accrues to task's counted set. */
+static __always_inline void accrue_to(struct cpu_state *st, __u64 task,
+				      __u64 leaf)
+{
+	st->task = task;
+	st->leaf = leaf;
+	st->way = resolve(task, leaf);
+}
+
+/* A flush: settle what accrued, then start again from the set of the task
+ * here now (the counted set may have changed). */
+__noinline int flush(struct cpu_state *st)
+{
+	__u64 task = bpf_get_current_task();
+	int hidden;
+
+	if (!st)
+		return 0;
+	hidden = st->task && st->task != task;
+	if (hidden)
+		__sync_fetch_and_add(&unseen_switches, 1);
+	settle(st, 0, 0, hidden || !st->task);
+	accrue_to(st, task, bpf_get_current_cgroup_id());
+	return 0;
+}
+
+/* The running task may have moved to another cgroup: if so, what it ran
+ * before goes to the cgroups it left, and the rest to those it joined. */
+__noinline int check_move(struct cpu_state *st)
+{
+	__u64 task = bpf_get_current_task(), leaf;
+
+	if (!st || !st->task)
+		return 0;
+	/* Not the task whose set this CPU holds: a switch the tracepoint
+	 * hid brought it here. Its cgroup before a move is lost, but the
+	 * CPU follows it again from now on. */
+	if (st->task != task)
+		return flush(st);
+	leaf = bpf_get_current_cgroup_id();
+	if (leaf == st->leaf)
+		return 0;
+	settle(st, 0, 0, 0);
+	accrue_to(st, task, leaf);
+	__sync_fetch_and_add(&moves_settled, 1);
+	return 0;
+}
+
+static __always_inline struct cpu_state *enter(void)
+{
+	__u32 zero = 0;
+	struct cpu_state *st = bpf_map_lookup_elem(&cpu_states, &zero);
+
+	if (!st)
+		return NULL;
+	if (st->busy) {
+		st->recheck = 1;
+		return NULL;
+	}
+	st->busy = 1;
+	return st;
+}
+
+static __always_inline void leave(struct cpu_state *st)
+{
+	/* A move check that landed inside this run: do it now. */
+	if (st->recheck) {
+		st->recheck = 0;
+		check_move(st);
+	}
+	st->busy = 0;
+}
+
+SEC("raw_tp/sched_switch")
+int on_switch(__u64 *ctx)
+{
+	/* A real switch has an outgoing and an incoming task; a flush
+	 * passes zeros. */
+	__u64 prev = ctx[1], next = prev ? ctx[2] : 0;
+	struct cpu_state *st = enter();
+	__u64 next_leaf, prev_leaf;
+	__u32 next_way;
+	int hidden;
+
+	if (!st)
+		return 0;
+	if (!next) {
+		flush(st);
+		goto out;
+	}
+	hidden = st->task && st->task != prev;
+	if (hidden)
+		__sync_fetch_and_add(&unseen_switches, 1);
+	next_leaf = task_cgroup(next)->kn->id;
+	next_way = resolve(next, next_leaf);
+	prev_leaf = hidden || !st->task ? bpf_get_current_cgroup_id()
+					: st->leaf;
+	if (!hidden && st->task &&
+	    same_set(st->way, st->leaf, next_way, next_leaf)) {
+		/* Nothing to read: the time goes on to the same cgroups. */
+		st->pending_switches++;
+		st->pending_cgroup_switches += prev_leaf != next_leaf;
+	} else {
+		settle(st, 1, prev_leaf != next_leaf, hidden || !st->task);
+	}
+	st->task = next;
+	st->leaf = next_leaf;
+	st->way = next_way;
+out:
+	leave(st);
+	return 0;
+}
+
+static __always_inline int on_move_point(void)
+{
+	struct cpu_state *st = enter();
+
+	if (st) {
+		check_move(st);
+		leave(st);
+	}
+	return 0;
+}
+
+/* Perf's cgroup controller calls a function on a moved task's CPU, where
+ * the task runs (an IPI; a local call when it moves itself). */
+SEC("raw_tp/csd_function_entry")
+int on_ipi(__u64 *ctx)
+{
+	return on_move_point();
+}
+
+/* Where the kernel has no csd tracepoints (before 6.4): the moves a task
+ * makes itself are still settled at once; a running task moved by another
+ * is settled at its next switch. */
+SEC("raw_tp/cgroup_attach_task")
+int on_attach(__u64 *ctx)
+{
+	return on_move_point();
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
