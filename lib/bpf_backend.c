@@ -32,6 +32,13 @@ uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
 	return b ? bpf_backend_unseen_switches(b) : 0;
 }
 
+uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
+{
+	struct bpf_backend *b = backend_of(pmu);
+
+	return b ? bpf_backend_stray_switches(b) : 0;
+}
+
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)
 {
 	struct bpf_backend *b = backend_of(pmu);
@@ -86,6 +93,12 @@ int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b)
 }
 
 uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
+{
+	(void)b;
+	return 0;
+}
+
+uint64_t bpf_backend_stray_switches(const struct bpf_backend *b)
 {
 	(void)b;
 	return 0;
@@ -656,6 +669,12 @@ uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b)
 			       __ATOMIC_RELAXED);
 }
 
+uint64_t bpf_backend_stray_switches(const struct bpf_backend *b)
+{
+	return __atomic_load_n(&b->skel->bss->unseen_strays,
+			       __ATOMIC_RELAXED);
+}
+
 uint64_t bpf_backend_moves_settled(const struct bpf_backend *b)
 {
 	return __atomic_load_n(&b->skel->bss->moves_settled,
@@ -671,9 +690,13 @@ static void tell_unseen(struct shpmu *pmu, struct bpf_backend *b)
 		return;
 	pr_info(pmu, "the sched_switch tracepoint has missed %llu context "
 		     "switches on this machine (a kernel that hides some "
-		     "tasks from tracing?): what ran around them is counted "
-		     "for the next task to leave that CPU",
-		(unsigned long long)n);
+		     "tasks from tracing?): %llu were a task coming back, "
+		     "counted as if it never left; what ran around %llu "
+		     "others may have gone to the wrong counted cgroup",
+		(unsigned long long)n,
+		(unsigned long long)__atomic_load_n(
+			&b->skel->bss->unseen_returns, __ATOMIC_RELAXED),
+		(unsigned long long)bpf_backend_stray_switches(b));
 }
 
 /* Per-CPU totals on the stack up to this many possible CPUs (3 KiB). */

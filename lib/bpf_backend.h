@@ -53,6 +53,10 @@ int bpf_backend_flush(struct shpmu *pmu, struct bpf_backend *b);
  * backend started (logged once when first seen). */
 uint64_t bpf_backend_unseen_switches(const struct bpf_backend *b);
 
+/* Of those, the strays: switches whose delta may have gone to the wrong
+ * counted cgroup (see unseen_switches in the program). */
+uint64_t bpf_backend_stray_switches(const struct bpf_backend *b);
+
 /* Moves of a running task to another cgroup that the program settled at
  * the moment they happened. */
 uint64_t bpf_backend_moves_settled(const struct bpf_backend *b);
@@ -60,6 +64,7 @@ uint64_t bpf_backend_moves_settled(const struct bpf_backend *b);
 /* The same for a context, 0 without a BPF backend: for tests, through
  * the static library. */
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu);
+uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu);
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu);
 
 /* For tests: backends made from now on settle moves only where the

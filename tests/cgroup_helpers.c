@@ -309,17 +309,17 @@ void drop_dac_read_search(void)
 
 uint64_t cg_window_open(const struct shpmu *p)
 {
-	return shpmu__bpf_unseen_switches(p);
+	return shpmu__bpf_stray_switches(p);
 }
 
 bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt)
 {
-	uint64_t missed = shpmu__bpf_unseen_switches(p) - opened;
+	uint64_t missed = shpmu__bpf_stray_switches(p) - opened;
 
 	if (!missed || attempt + 1 >= CG_CLEAN_TRIES)
 		return false;
-	cr_log_info("try %d: the kernel hid %llu context switches from "
-		    "tracing; measuring again",
+	cr_log_info("try %d: the kernel hid %llu context switches around "
+		    "counted cgroups from tracing; measuring again",
 		    attempt, (unsigned long long)missed);
 	return true;
 }

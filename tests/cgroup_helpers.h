@@ -51,11 +51,12 @@ uint64_t cg_finish(struct cg_child *c);
 void cg_reap(struct cg_child *c);
 
 /* Some kernels hide a few tasks' context switches from tracing (this
- * sandbox hides its own supervisor's threads); the BPF backend counts the
- * switches it missed, and what ran around one is credited to the next task
- * to leave that CPU. A measured window with such a switch cannot be exact,
- * so it is measured again, up to CG_CLEAN_TRIES times; the last try is
- * judged as it is. Usage:
+ * sandbox hides its own supervisor's threads leaving a CPU). The BPF
+ * backend counts what it finds on a CPU by surprise; where that is not a
+ * task coming back, what ran around the hidden switch may have gone to
+ * the wrong counted cgroup (a stray). A measured window with a stray
+ * cannot be exact, so it is measured again, up to CG_CLEAN_TRIES times;
+ * the last try is judged as it is. Usage:
  *	do { opened = cg_window_open(p); ... } while
  *		(cg_window_tainted(p, opened, attempt++));
  * Without a BPF backend no window is ever tainted. */

@@ -33,7 +33,7 @@
 
 #include <shpmu/shpmu.h>
 
-#include "bpf_backend.h" /* shpmu__bpf_unseen_switches */
+#include "bpf_backend.h" /* shpmu__bpf_stray_switches */
 
 #define HANDLES_PER_THREAD 4
 #define BATCH 80 /* more handles than there are stripe locks */
@@ -67,7 +67,7 @@ struct tracked {
 	int raw[MAX_CPUS];
 	uint64_t raw_base; /* the raw sum when the handle's window restarted */
 	uint64_t last;
-	uint64_t unseen; /* hidden switches when its window (re)started */
+	uint64_t strays; /* stray hidden switches when its window began */
 };
 
 static double now_s(void)
@@ -142,9 +142,9 @@ static void close_raw(struct tracked *t)
 		close(t->raw[c]);
 }
 
-static uint64_t unseen_switches(void)
+static uint64_t stray_switches(void)
 {
-	return shpmu__bpf_unseen_switches(contexts[0]);
+	return shpmu__bpf_stray_switches(contexts[0]);
 }
 
 /* Opens a handle on all CPUs or on one of the cgroups (by path or by id),
@@ -193,7 +193,7 @@ static void open_tracked(struct tracked *t, unsigned int *seed)
 		return;
 	t->last = 0;
 	t->raw_base = 0;
-	t->unseen = unseen_switches();
+	t->strays = stray_switches();
 	atomic_fetch_add(&open_handles, 1);
 }
 
@@ -219,7 +219,7 @@ static void check(struct tracked *t, uint64_t value)
 	 * tracing since the window began: what ran around it went to the
 	 * next task to leave that CPU, which can be in any cgroup. */
 	if (value > raw - t->raw_base + 1 &&
-	    !(t->cgroup && t->ctx == 0 && unseen_switches() != t->unseen))
+	    !(t->cgroup && t->ctx == 0 && stray_switches() != t->strays))
 		fail("exceeds its private raw window", t, value,
 		     raw - t->raw_base);
 	t->last = value;
@@ -259,7 +259,7 @@ static void *worker(void *arg)
 		pmu = contexts[t->ctx];
 		switch (rand_r(&seed) % 8) {
 		case 0:
-			t->unseen = unseen_switches();
+			t->strays = stray_switches();
 			if (shpmu_enable(pmu, t->h))
 				fail("enable failed", t, 0, 0);
 			break;
@@ -274,7 +274,7 @@ static void *worker(void *arg)
 			 * CPU-wide event can erase an increment racing on
 			 * that CPU.) */
 			t->raw_base = raw_sum(t);
-			t->unseen = unseen_switches();
+			t->strays = stray_switches();
 			if (shpmu_reset(pmu, t->h))
 				fail("reset failed", t, 0, 0);
 			t->last = 0;
@@ -508,13 +508,15 @@ int main(int argc, char **argv)
 		     (uint64_t)atomic_load(&open_handles), 0);
 	printf("stress: %d threads and a batch reader, %.0f s, %lu "
 	       "operations, %llu opens (%llu shared), %lu cgroups remade, "
-	       "%lu task moves, %llu hidden switches, %d failures\n",
+	       "%lu task moves, %llu hidden switches (%llu strays), %d "
+	       "failures\n",
 	       nthreads, seconds, (unsigned long)atomic_load(&ops_done),
 	       (unsigned long long)(st[0].opens + st[1].opens),
 	       (unsigned long long)(st[0].shared_opens + st[1].shared_opens),
 	       (unsigned long)atomic_load(&cgroups_remade),
 	       (unsigned long)atomic_load(&tasks_moved),
-	       (unsigned long long)unseen_switches(), atomic_load(&failures));
+	       (unsigned long long)shpmu__bpf_unseen_switches(contexts[0]),
+	       (unsigned long long)stray_switches(), atomic_load(&failures));
 	shpmu_free(contexts[0]);
 	shpmu_free(contexts[1]);
 	remove_cgroups_and_busy_tasks();

@@ -88,6 +88,9 @@ struct cpu_state {
 	__u64 task; /* the task that switched in last; 0: none seen yet */
 	__u64 leaf; /* its cgroup's id when its time began to accrue here */
 	__u32 way;  /* the ancestors_cache entry holding leaf's counted set */
+	__u32 last_way;	 /* the same for the task that left at that switch */
+	__u64 last_task;
+	__u64 last_leaf;
 	/* Switches not settled yet (the set stayed the same): the two
 	 * switch kinds count them at the next settle. */
 	__u32 pending_switches;
@@ -110,11 +113,22 @@ struct {
 __u32 num_events = 0;		    /* event indexes filled */
 __u64 generation = 0;		    /* bumped when the counted set changes */
 __u8 event_kind[MAX_EVENTS] = {};    /* enum counter_kind */
-/* Switches the tracepoint did not report: a CPU's outgoing task was not
- * the one it last switched to (seen on a sandbox's kernel for its
- * supervisor's threads). The delta around such a switch goes to the task
- * that leaves. */
+/*
+ * Switches the tracepoint did not report: the task on a CPU is not the one
+ * it last switched to (seen on a sandbox's kernel, whose supervisor's
+ * threads are never reported leaving a CPU). Most are returns: the task
+ * that left at the last reported switch came back, and what accrued goes
+ * to the counted set it has (the hidden task's short run with it): the
+ * one it left with, or, if it was moved while away, the one it came back
+ * to. The rest are strays, where what accrued goes to the task found on
+ * the CPU; they count only where a counted cgroup was on either side. A
+ * task found back in another cgroup at a move check is one too: it may
+ * have been moved while away or just now, and its time is credited as if
+ * just now.
+ */
 __u64 unseen_switches = 0;
+__u64 unseen_returns = 0;
+__u64 unseen_strays = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */
 __u64 moves_settled = 0;
@@ -319,35 +333,55 @@ __noinline int same_set(__u32 a_way, __u64 a_leaf, __u32 b_way, __u64 b_leaf)
 	return 1;
 }
 
-/* Adds this CPU's deltas since the last settle to st's counted set, with
- * now_switches / now_cgroup_switches for the switch being made (if any).
- * By the current task's cgroup instead when walk_current: the task that
- * accrued them is not the one st names (a switch the tracepoint hid). */
+/* Whose counted set a settle credits. */
+enum owner {
+	OWNER_NOW = 0,	/* the task that switched in last: st's set */
+	OWNER_LAST = 1, /* the task that left at that switch, come back */
+	OWNER_HERE = 2, /* the task here now: walk its cgroup */
+};
+
+/* The counted slots of cache entry way if it holds leaf's set, or NULL
+ * (evicted, or more than an entry holds). */
+static __always_inline struct ancestors *cached_set(__u32 way, __u64 leaf)
+{
+	struct ancestors *entry;
+
+	way &= CACHED_LEAVES - 1;
+	entry = bpf_map_lookup_elem(&ancestors_cache, &way);
+	if (!entry || entry->leaf != leaf || entry->nslots > CACHED_SLOTS)
+		return NULL;
+	return entry;
+}
+
+/* Adds this CPU's deltas since the last settle to owner's counted set,
+ * with now_switches / now_cgroup_switches for the switch being made (if
+ * any). Returns how many counted cgroups it credited. */
 __noinline int settle(struct cpu_state *st, __u32 now_switches,
-		      __u32 now_cgroup_switches, int walk_current)
+		      __u32 now_cgroup_switches, int owner)
 {
 	/* An event not read this time adds zeros. */
 	struct slot_totals delta = {};
-	struct ancestors *entry;
+	struct ancestors *entry = NULL;
 	__u32 way, n;
 
 	if (!st)
 		return 0;
-	way = st->way & (CACHED_LEAVES - 1);
 	if (!take_deltas(st->pending_switches + now_switches,
 			 st->pending_cgroup_switches + now_cgroup_switches,
 			 &delta))
 		return 0;
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
-	entry = bpf_map_lookup_elem(&ancestors_cache, &way);
-	if (walk_current || !entry || entry->leaf != st->leaf ||
-	    entry->nslots > CACHED_SLOTS) {
-		/* More counted ancestors than an entry holds, or no entry
-		 * for this set: walk the task that is here now. */
-		walk_cgroup(bpf_get_current_task(), &delta, CACHED_LEAVES);
-		return 0;
-	}
+	way = (owner == OWNER_LAST ? st->last_way : st->way) &
+	      (CACHED_LEAVES - 1);
+	if (owner != OWNER_HERE)
+		entry = cached_set(way, owner == OWNER_LAST ? st->last_leaf
+							    : st->leaf);
+	/* No cached set (more counted ancestors than an entry holds, or an
+	 * evicted one): walk the task that is here now. */
+	if (!entry)
+		return walk_cgroup(bpf_get_current_task(), &delta,
+				   CACHED_LEAVES);
 	n = entry->nslots;
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
 		__u32 key = way * CACHED_SLOTS + i;
@@ -356,7 +390,7 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 		if (slot)
 			add_delta(*slot, &delta);
 	}
-	return 0;
+	return n;
 }
 
 /* From now on this CPU accrues to task's counted set. */
@@ -368,20 +402,58 @@ static __always_inline void accrue_to(struct cpu_state *st, __u64 task,
 	st->way = resolve(task, leaf);
 }
 
-/* A flush: settle what accrued, then start again from the set of the task
- * here now (the counted set may have changed). */
-__noinline int flush(struct cpu_state *st)
+/* Whose set what accrued belongs to when task (in cgroup leaf), found on
+ * the CPU, is not the one it saw switch in (see unseen_switches). Sets
+ * *stray for a stray that is one whatever was counted. */
+static __always_inline int owner_after_hidden(struct cpu_state *st,
+					      __u64 task, __u64 leaf,
+					      int at_move_check, int *stray)
+{
+	__sync_fetch_and_add(&unseen_switches, 1);
+	*stray = 0;
+	if (task != st->last_task)
+		return OWNER_HERE;
+	if (leaf != st->last_leaf && at_move_check) {
+		*stray = 1;
+		return OWNER_LAST;
+	}
+	__sync_fetch_and_add(&unseen_returns, 1);
+	return leaf == st->last_leaf ? OWNER_LAST : OWNER_HERE;
+}
+
+/* Counts a stray that may have given one counted cgroup's time to another
+ * (or to none): a counted cgroup on either side. */
+static __always_inline void count_stray(struct cpu_state *st, int credited,
+					int stray)
+{
+	struct ancestors *own = cached_set(st->way, st->leaf);
+
+	if (stray || credited || !own || own->nslots)
+		__sync_fetch_and_add(&unseen_strays, 1);
+}
+
+/* Settles what accrued and starts again from the set of the task here now
+ * (the counted set may have changed): a flush, or a move check that found
+ * another task than it expected. */
+__noinline int restart(struct cpu_state *st, int at_move_check)
 {
 	__u64 task = bpf_get_current_task();
-	int hidden;
+	__u64 leaf = bpf_get_current_cgroup_id();
+	int owner = OWNER_NOW, credited, stray = 0, returned = 0;
 
 	if (!st)
 		return 0;
-	hidden = st->task && st->task != task;
-	if (hidden)
-		__sync_fetch_and_add(&unseen_switches, 1);
-	settle(st, 0, 0, hidden || !st->task);
-	accrue_to(st, task, bpf_get_current_cgroup_id());
+	if (!st->task) {
+		owner = OWNER_HERE;
+	} else if (st->task != task) {
+		owner = owner_after_hidden(st, task, leaf, at_move_check,
+					   &stray);
+		returned = task == st->last_task && !stray;
+	}
+	credited = settle(st, 0, 0, owner);
+	if (st->task && st->task != task && !returned)
+		count_stray(st, credited, stray);
+	accrue_to(st, task, leaf);
 	return 0;
 }
 
@@ -393,15 +465,12 @@ __noinline int check_move(struct cpu_state *st)
 
 	if (!st || !st->task)
 		return 0;
-	/* Not the task whose set this CPU holds: a switch the tracepoint
-	 * hid brought it here. Its cgroup before a move is lost, but the
-	 * CPU follows it again from now on. */
 	if (st->task != task)
-		return flush(st);
+		return restart(st, 1);
 	leaf = bpf_get_current_cgroup_id();
 	if (leaf == st->leaf)
 		return 0;
-	settle(st, 0, 0, 0);
+	settle(st, 0, 0, OWNER_NOW);
 	accrue_to(st, task, leaf);
 	__sync_fetch_and_add(&moves_settled, 1);
 	return 0;
@@ -439,31 +508,44 @@ int on_switch(__u64 *ctx)
 	 * passes zeros. */
 	__u64 prev = ctx[1], next = prev ? ctx[2] : 0;
 	struct cpu_state *st = enter();
-	__u64 next_leaf, prev_leaf;
-	__u32 next_way;
-	int hidden;
+	__u64 next_leaf, prev_leaf = 0;
+	int owner = OWNER_NOW, credited, stray = 0, returned = 0;
+	__u32 next_way, prev_way;
 
 	if (!st)
 		return 0;
 	if (!next) {
-		flush(st);
+		restart(st, 0);
 		goto out;
 	}
-	hidden = st->task && st->task != prev;
-	if (hidden)
-		__sync_fetch_and_add(&unseen_switches, 1);
+	if (!st->task || st->task != prev)
+		prev_leaf = bpf_get_current_cgroup_id();
+	if (!st->task) {
+		owner = OWNER_HERE;
+	} else if (st->task != prev) {
+		owner = owner_after_hidden(st, prev, prev_leaf, 0, &stray);
+		returned = prev == st->last_task;
+	} else {
+		prev_leaf = st->leaf;
+	}
 	next_leaf = task_cgroup(next)->kn->id;
 	next_way = resolve(next, next_leaf);
-	prev_leaf = hidden || !st->task ? bpf_get_current_cgroup_id()
-					: st->leaf;
-	if (!hidden && st->task &&
+	prev_way = owner == OWNER_LAST ? st->last_way : st->way;
+	if (owner == OWNER_NOW &&
 	    same_set(st->way, st->leaf, next_way, next_leaf)) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
 		st->pending_cgroup_switches += prev_leaf != next_leaf;
 	} else {
-		settle(st, 1, prev_leaf != next_leaf, hidden || !st->task);
+		credited = settle(st, 1, prev_leaf != next_leaf, owner);
+		if (owner != OWNER_NOW && st->task && !returned)
+			count_stray(st, credited, stray);
+		if (owner == OWNER_HERE)
+			prev_way = resolve(prev, prev_leaf);
 	}
+	st->last_task = prev;
+	st->last_leaf = prev_leaf;
+	st->last_way = prev_way;
 	st->task = next;
 	st->leaf = next_leaf;
 	st->way = next_way;
