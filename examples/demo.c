@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +63,9 @@ static pid_t start_worker(const char *cgroup, int busy_share)
 	if (pid == 0) {
 		char procs[2048];
 		FILE *f;
+
+		/* Gone with the demo, however it ends. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
 		f = fopen(procs, "w");

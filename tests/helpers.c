@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,6 +216,15 @@ void touch_pages(int n)
 	for (int i = 0; i < n; i++)
 		p[(size_t)i * (size_t)page] = 1;
 	munmap(p, (size_t)n * (size_t)page);
+}
+
+void die_with_parent(void)
+{
+	pid_t parent = getppid();
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent) /* it died before we asked */
+		_exit(0);
 }
 
 void pin_to_cpu(int cpu)

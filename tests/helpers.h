@@ -61,6 +61,9 @@ void sleep_switches(int n);
 /* Touches n fresh pages: n minor page faults. */
 void touch_pages(int n);
 void pin_to_cpu(int cpu);
+/* For a forked child that would otherwise run until killed: it dies with
+ * the test process, however that ends (a timeout, a crash). */
+void die_with_parent(void);
 
 /* Set when the suite runs under valgrind (meson test --setup valgrind):
  * valgrind's own work (translating code, its page faults) lands in the

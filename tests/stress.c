@@ -68,6 +68,7 @@ struct tracked {
 	uint64_t raw_base; /* the raw sum when the handle's window restarted */
 	uint64_t last;
 	uint64_t strays; /* stray hidden switches when its window began */
+	uint64_t hidden; /* all hidden switches then (for the report) */
 };
 
 static double now_s(void)
@@ -194,6 +195,7 @@ static void open_tracked(struct tracked *t, unsigned int *seed)
 	t->last = 0;
 	t->raw_base = 0;
 	t->strays = stray_switches();
+	t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
 	atomic_fetch_add(&open_handles, 1);
 }
 
@@ -219,9 +221,16 @@ static void check(struct tracked *t, uint64_t value)
 	 * tracing since the window began: what ran around it went to the
 	 * next task to leave that CPU, which can be in any cgroup. */
 	if (value > raw - t->raw_base + 1 &&
-	    !(t->cgroup && t->ctx == 0 && stray_switches() != t->strays))
+	    !(t->cgroup && t->ctx == 0 && stray_switches() != t->strays)) {
 		fail("exceeds its private raw window", t, value,
 		     raw - t->raw_base);
+		fprintf(stderr, "stress:   (%llu hidden switches in the window, "
+				"%llu moves)\n",
+			(unsigned long long)(shpmu__bpf_unseen_switches(
+						     contexts[0]) -
+					     t->hidden),
+			(unsigned long long)atomic_load(&tasks_moved));
+	}
 	t->last = value;
 }
 
@@ -260,6 +269,7 @@ static void *worker(void *arg)
 		switch (rand_r(&seed) % 8) {
 		case 0:
 			t->strays = stray_switches();
+	t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
 			if (shpmu_enable(pmu, t->h))
 				fail("enable failed", t, 0, 0);
 			break;
@@ -275,6 +285,7 @@ static void *worker(void *arg)
 			 * that CPU.) */
 			t->raw_base = raw_sum(t);
 			t->strays = stray_switches();
+	t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
 			if (shpmu_reset(pmu, t->h))
 				fail("reset failed", t, 0, 0);
 			t->last = 0;

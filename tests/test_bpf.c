@@ -483,6 +483,7 @@ static pid_t spin_on_cpu1(const char *abs)
 		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
 		    sched_setaffinity(0, sizeof(one), &one))
 			_exit(3);
+		die_with_parent();
 		for (;;)
 			;
 	}

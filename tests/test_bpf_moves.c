@@ -119,6 +119,7 @@ static pid_t spawn_spinner(int cpu)
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
+		die_with_parent();
 		if (cpu >= 0)
 			pin(cpu);
 		for (;;)
@@ -228,6 +229,7 @@ static void self_mover(int report_fd)
 	uint64_t in[NCG];
 	int clock = task_clock_open(false);
 
+	die_with_parent();
 	if (clock < 0)
 		_exit(5);
 	for (int i = 0; i < NCG; i++) {

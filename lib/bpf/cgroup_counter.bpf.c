@@ -57,13 +57,21 @@ struct {
 	__uint(max_entries, MAX_SLOTS);
 } totals SEC(".maps");
 
+/* A task's counted set: the slots of the counted cgroups among its own
+ * cgroup and its ancestors. */
+struct counted_set {
+	__u64 leaf;   /* the cgroup id it was walked for; 0: none */
+	__u32 nslots; /* > CACHED_SLOTS: more than a set holds (walk) */
+	__u32 slots[CACHED_SLOTS];
+};
+
 /* Each CPU keeps the counted sets of recent cgroups in a small table
  * indexed by the low bits of the cgroup id: a hit costs one array lookup
  * instead of a walk down the hierarchy. */
 struct ancestors {
-	__u64 leaf;	  /* the task's own cgroup id; 0: empty */
+	__u64 leaf;	  /* the cgroup id; 0: empty */
 	__u64 generation; /* of the counted set, when this was walked */
-	__u32 nslots;	  /* > CACHED_SLOTS: too many to hold, walk */
+	__u32 nslots;	  /* > CACHED_SLOTS: too many to hold */
 };
 
 struct {
@@ -83,14 +91,17 @@ struct {
 	__uint(max_entries, CACHED_LEAVES * CACHED_SLOTS);
 } cached_slots SEC(".maps");
 
-/* What a CPU is accruing to, between settles. */
+/*
+ * What a CPU is accruing to, between settles: the counted set of the task
+ * that switched in, copied out of the cache (a settle must not depend on
+ * an entry the next resolve may evict), and that of the task that left at
+ * the same switch, for a task that comes back unreported (see
+ * unseen_switches).
+ */
 struct cpu_state {
-	__u64 task; /* the task that switched in last; 0: none seen yet */
-	__u64 leaf; /* its cgroup's id when its time began to accrue here */
-	__u32 way;  /* the ancestors_cache entry holding leaf's counted set */
-	__u32 last_way;	 /* the same for the task that left at that switch */
-	__u64 last_task;
-	__u64 last_leaf;
+	__u64 task;	 /* the task that switched in last; 0: none seen yet */
+	__u64 last_task; /* the task that left at that switch */
+	struct counted_set now, last;
 	/* Switches not settled yet (the set stayed the same): the two
 	 * switch kinds count them at the next settle. */
 	__u32 pending_switches;
@@ -99,7 +110,6 @@ struct cpu_state {
 	 * runs with interrupts on, and a move check may land inside it. */
 	__u32 busy;
 	__u32 recheck; /* a move check arrived during that run */
-	__u32 pad;
 };
 
 struct {
@@ -118,13 +128,12 @@ __u8 event_kind[MAX_EVENTS] = {};    /* enum counter_kind */
  * it last switched to (seen on a sandbox's kernel, whose supervisor's
  * threads are never reported leaving a CPU). Most are returns: the task
  * that left at the last reported switch came back, and what accrued goes
- * to the counted set it has (the hidden task's short run with it): the
- * one it left with, or, if it was moved while away, the one it came back
- * to. The rest are strays, where what accrued goes to the task found on
- * the CPU; they count only where a counted cgroup was on either side. A
- * task found back in another cgroup at a move check is one too: it may
- * have been moved while away or just now, and its time is credited as if
- * just now.
+ * to the counted set it has: the one it left with, or, if it was moved
+ * while away, the one it came back to (at a move check, where it may have
+ * been moved while away or just now, as if just now). Otherwise it goes
+ * to the task found on the CPU. Either way what the hidden task did in
+ * its short run goes with it: strays are those where a counted cgroup was
+ * on either side, so that a count may be off.
  */
 __u64 unseen_switches = 0;
 __u64 unseen_returns = 0;
@@ -230,8 +239,10 @@ __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
  * (bpf_loop: the verifier checks one level, whatever the depth). Each
  * counted one is credited with delta (when given) and noted in the cache
  * entry way (when filling one). */
+/* A walk down one cgroup's ancestors, read once: a task moved meanwhile
+ * must not mix two cgroups' ancestors in one walk. */
 struct walk {
-	__u64 task;
+	struct cgroup *cgrp;
 	const struct slot_totals *delta;
 	__u32 way;    /* the cache entry being filled; CACHED_LEAVES: none */
 	__u32 nslots; /* counted ancestors found so far */
@@ -248,7 +259,7 @@ static long walk_level(__u32 level, void *arg)
 	 * on a cache miss only.) */
 	if (level >= MAX_LEVELS ||
 	    bpf_probe_read_kernel(&ancestor, sizeof(ancestor),
-				  &task_cgroup(w->task)->ancestors[level]) ||
+				  &w->cgrp->ancestors[level]) ||
 	    !ancestor)
 		return 1;
 	id = BPF_CORE_READ(ancestor, kn, id);
@@ -270,88 +281,81 @@ static long walk_level(__u32 level, void *arg)
 	return 0;
 }
 
-/* Walks the counted ancestors of task's cgroup: credits delta to them (if
- * given), and notes them in cache entry way (if < CACHED_LEAVES). Returns
- * how many. */
-__noinline __u32 walk_cgroup(__u64 task, const struct slot_totals *delta,
-			     __u32 way)
+/* Walks cgrp's counted ancestors, from the root to itself (bpf_loop: the
+ * verifier checks one level, whatever the depth): credits delta to them
+ * (if given), and notes them in cache entry way (if < CACHED_LEAVES).
+ * Returns how many. */
+static __always_inline __u32 walk_cgroup(struct cgroup *cgrp,
+					 const struct slot_totals *delta,
+					 __u32 way)
 {
-	struct walk w = { .task = task, .delta = delta, .way = way };
-	int level;
+	struct walk w = { .cgrp = cgrp, .delta = delta, .way = way };
+	int level = cgrp->level;
 
-	if (!task)
-		return 0;
-	level = task_cgroup(task)->level;
 	if (level < 0 || level >= MAX_LEVELS)
 		return 0;
 	bpf_loop(level + 1, walk_level, &w, 0);
 	return w.nslots;
 }
 
-/* The cache entry holding the counted set of task's cgroup (id leaf) for
- * the current generation, walked now unless it is there already. */
-__noinline __u32 resolve(__u64 task, __u64 leaf)
+/* The counted set of task's cgroup for the current generation into out:
+ * from the cache, walked first unless it is there. The cgroup is read once
+ * for both its id and its walk: a task moved meanwhile must not get one
+ * cgroup's id with another's set. */
+__noinline int resolve(__u64 task, struct counted_set *out)
 {
-	__u32 way = leaf & (CACHED_LEAVES - 1);
+	struct cgroup *cgrp = task_cgroup(task);
+	__u64 leaf = cgrp->kn->id;
+	__u32 way = leaf & (CACHED_LEAVES - 1), n;
 	struct ancestors *entry = bpf_map_lookup_elem(&ancestors_cache, &way);
 	/* Before the walk: a change to the counted set after this read
 	 * makes what the walk caches stale at once. */
 	__u64 gen = *(volatile __u64 *)&generation;
 
-	if (!entry)
-		return way;
-	if (entry->leaf == leaf && entry->generation == gen)
-		return way;
-	entry->nslots = walk_cgroup(task, NULL, way);
-	entry->leaf = leaf;
-	entry->generation = gen;
-	return way;
+	if (!entry || !out)
+		return 0;
+	if (entry->leaf != leaf || entry->generation != gen) {
+		entry->nslots = walk_cgroup(cgrp, NULL, way);
+		entry->leaf = leaf;
+		entry->generation = gen;
+	}
+	out->leaf = leaf;
+	out->nslots = n = entry->nslots;
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
+		__u32 key = way * CACHED_SLOTS + i;
+		__u32 *slot = bpf_map_lookup_elem(&cached_slots, &key);
+
+		out->slots[i] = slot ? *slot : 0;
+	}
+	return 0;
 }
 
-/* Whether time accruing to a's set may go on accruing for b: the same
+/* Whether time accruing to set a may go on accruing for b: the same
  * cgroup, or cgroups with the same counted ancestors. */
-__noinline int same_set(__u32 a_way, __u64 a_leaf, __u32 b_way, __u64 b_leaf)
+__noinline int same_set(const struct counted_set *a,
+			const struct counted_set *b)
 {
-	struct ancestors *a = bpf_map_lookup_elem(&ancestors_cache, &a_way);
-	struct ancestors *b = bpf_map_lookup_elem(&ancestors_cache, &b_way);
 	__u32 n;
 
-	if (a_leaf == b_leaf)
+	if (!a || !b)
+		return 0;
+	if (a->leaf == b->leaf)
 		return 1;
-	if (!a || !b || a->leaf != a_leaf || b->leaf != b_leaf ||
-	    a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
+	if (a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
 		return 0;
 	n = a->nslots;
-	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
-		__u32 ka = a_way * CACHED_SLOTS + i, kb = b_way * CACHED_SLOTS + i;
-		__u32 *sa = bpf_map_lookup_elem(&cached_slots, &ka);
-		__u32 *sb = bpf_map_lookup_elem(&cached_slots, &kb);
-
-		if (!sa || !sb || *sa != *sb)
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
+		if (a->slots[i] != b->slots[i])
 			return 0;
-	}
 	return 1;
 }
 
 /* Whose counted set a settle credits. */
 enum owner {
-	OWNER_NOW = 0,	/* the task that switched in last: st's set */
+	OWNER_NOW = 0,	/* the task that switched in last */
 	OWNER_LAST = 1, /* the task that left at that switch, come back */
 	OWNER_HERE = 2, /* the task here now: walk its cgroup */
 };
-
-/* The counted slots of cache entry way if it holds leaf's set, or NULL
- * (evicted, or more than an entry holds). */
-static __always_inline struct ancestors *cached_set(__u32 way, __u64 leaf)
-{
-	struct ancestors *entry;
-
-	way &= CACHED_LEAVES - 1;
-	entry = bpf_map_lookup_elem(&ancestors_cache, &way);
-	if (!entry || entry->leaf != leaf || entry->nslots > CACHED_SLOTS)
-		return NULL;
-	return entry;
-}
 
 /* Adds this CPU's deltas since the last settle to owner's counted set,
  * with now_switches / now_cgroup_switches for the switch being made (if
@@ -361,8 +365,8 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 {
 	/* An event not read this time adds zeros. */
 	struct slot_totals delta = {};
-	struct ancestors *entry = NULL;
-	__u32 way, n;
+	const struct counted_set *set;
+	__u32 n;
 
 	if (!st)
 		return 0;
@@ -372,63 +376,36 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 		return 0;
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
-	way = (owner == OWNER_LAST ? st->last_way : st->way) &
-	      (CACHED_LEAVES - 1);
-	if (owner != OWNER_HERE)
-		entry = cached_set(way, owner == OWNER_LAST ? st->last_leaf
-							    : st->leaf);
-	/* No cached set (more counted ancestors than an entry holds, or an
-	 * evicted one): walk the task that is here now. */
-	if (!entry)
-		return walk_cgroup(bpf_get_current_task(), &delta,
-				   CACHED_LEAVES);
-	n = entry->nslots;
-	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
-		__u32 key = way * CACHED_SLOTS + i;
-		__u32 *slot = bpf_map_lookup_elem(&cached_slots, &key);
-
-		if (slot)
-			add_delta(*slot, &delta);
-	}
+	set = owner == OWNER_LAST ? &st->last : &st->now;
+	/* More counted ancestors than a set holds: walk the task here. */
+	if (owner == OWNER_HERE || set->nslots > CACHED_SLOTS)
+		return walk_cgroup(bpf_get_current_task_btf()->cgroups->dfl_cgrp,
+				   &delta, CACHED_LEAVES);
+	n = set->nslots;
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
+		add_delta(set->slots[i], &delta);
 	return n;
 }
 
-/* From now on this CPU accrues to task's counted set. */
-static __always_inline void accrue_to(struct cpu_state *st, __u64 task,
-				      __u64 leaf)
-{
-	st->task = task;
-	st->leaf = leaf;
-	st->way = resolve(task, leaf);
-}
-
 /* Whose set what accrued belongs to when task (in cgroup leaf), found on
- * the CPU, is not the one it saw switch in (see unseen_switches). Sets
- * *stray for a stray that is one whatever was counted. */
+ * the CPU, is not the one it saw switch in (see unseen_switches). */
 static __always_inline int owner_after_hidden(struct cpu_state *st,
 					      __u64 task, __u64 leaf,
-					      int at_move_check, int *stray)
+					      int at_move_check)
 {
 	__sync_fetch_and_add(&unseen_switches, 1);
-	*stray = 0;
 	if (task != st->last_task)
 		return OWNER_HERE;
-	if (leaf != st->last_leaf && at_move_check) {
-		*stray = 1;
-		return OWNER_LAST;
-	}
 	__sync_fetch_and_add(&unseen_returns, 1);
-	return leaf == st->last_leaf ? OWNER_LAST : OWNER_HERE;
+	return leaf == st->last.leaf || at_move_check ? OWNER_LAST
+						      : OWNER_HERE;
 }
 
-/* Counts a stray that may have given one counted cgroup's time to another
- * (or to none): a counted cgroup on either side. */
-static __always_inline void count_stray(struct cpu_state *st, int credited,
-					int stray)
+/* Counts a stray: a counted cgroup was credited, or the hidden task's own
+ * set had one. */
+static __always_inline void count_stray(struct cpu_state *st, int credited)
 {
-	struct ancestors *own = cached_set(st->way, st->leaf);
-
-	if (stray || credited || !own || own->nslots)
+	if (credited || st->now.nslots)
 		__sync_fetch_and_add(&unseen_strays, 1);
 }
 
@@ -439,21 +416,19 @@ __noinline int restart(struct cpu_state *st, int at_move_check)
 {
 	__u64 task = bpf_get_current_task();
 	__u64 leaf = bpf_get_current_cgroup_id();
-	int owner = OWNER_NOW, credited, stray = 0, returned = 0;
+	int owner = OWNER_NOW, credited;
 
 	if (!st)
 		return 0;
-	if (!st->task) {
+	if (!st->task)
 		owner = OWNER_HERE;
-	} else if (st->task != task) {
-		owner = owner_after_hidden(st, task, leaf, at_move_check,
-					   &stray);
-		returned = task == st->last_task && !stray;
-	}
+	else if (st->task != task)
+		owner = owner_after_hidden(st, task, leaf, at_move_check);
 	credited = settle(st, 0, 0, owner);
-	if (st->task && st->task != task && !returned)
-		count_stray(st, credited, stray);
-	accrue_to(st, task, leaf);
+	if (st->task && st->task != task)
+		count_stray(st, credited);
+	st->task = task;
+	resolve(task, &st->now);
 	return 0;
 }
 
@@ -461,17 +436,16 @@ __noinline int restart(struct cpu_state *st, int at_move_check)
  * before goes to the cgroups it left, and the rest to those it joined. */
 __noinline int check_move(struct cpu_state *st)
 {
-	__u64 task = bpf_get_current_task(), leaf;
+	__u64 task = bpf_get_current_task();
 
 	if (!st || !st->task)
 		return 0;
 	if (st->task != task)
 		return restart(st, 1);
-	leaf = bpf_get_current_cgroup_id();
-	if (leaf == st->leaf)
+	if (bpf_get_current_cgroup_id() == st->now.leaf)
 		return 0;
 	settle(st, 0, 0, OWNER_NOW);
-	accrue_to(st, task, leaf);
+	resolve(task, &st->now);
 	__sync_fetch_and_add(&moves_settled, 1);
 	return 0;
 }
@@ -506,11 +480,10 @@ int on_switch(__u64 *ctx)
 {
 	/* A real switch has an outgoing and an incoming task; a flush
 	 * passes zeros. */
-	__u64 prev = ctx[1], next = prev ? ctx[2] : 0;
+	__u64 prev = ctx[1], next = prev ? ctx[2] : 0, prev_leaf;
 	struct cpu_state *st = enter();
-	__u64 next_leaf, prev_leaf = 0;
-	int owner = OWNER_NOW, credited, stray = 0, returned = 0;
-	__u32 next_way, prev_way;
+	struct counted_set incoming = {};
+	int owner = OWNER_NOW, credited;
 
 	if (!st)
 		return 0;
@@ -518,37 +491,34 @@ int on_switch(__u64 *ctx)
 		restart(st, 0);
 		goto out;
 	}
-	if (!st->task || st->task != prev)
-		prev_leaf = bpf_get_current_cgroup_id();
 	if (!st->task) {
 		owner = OWNER_HERE;
+		prev_leaf = bpf_get_current_cgroup_id();
 	} else if (st->task != prev) {
-		owner = owner_after_hidden(st, prev, prev_leaf, 0, &stray);
-		returned = prev == st->last_task;
+		prev_leaf = bpf_get_current_cgroup_id();
+		owner = owner_after_hidden(st, prev, prev_leaf, 0);
 	} else {
-		prev_leaf = st->leaf;
+		prev_leaf = st->now.leaf;
 	}
-	next_leaf = task_cgroup(next)->kn->id;
-	next_way = resolve(next, next_leaf);
-	prev_way = owner == OWNER_LAST ? st->last_way : st->way;
-	if (owner == OWNER_NOW &&
-	    same_set(st->way, st->leaf, next_way, next_leaf)) {
+	resolve(next, &incoming);
+	if (owner == OWNER_NOW && same_set(&st->now, &incoming)) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
-		st->pending_cgroup_switches += prev_leaf != next_leaf;
+		st->pending_cgroup_switches += prev_leaf != incoming.leaf;
 	} else {
-		credited = settle(st, 1, prev_leaf != next_leaf, owner);
-		if (owner != OWNER_NOW && st->task && !returned)
-			count_stray(st, credited, stray);
-		if (owner == OWNER_HERE)
-			prev_way = resolve(prev, prev_leaf);
+		credited = settle(st, 1, prev_leaf != incoming.leaf, owner);
+		if (owner != OWNER_NOW && st->task)
+			count_stray(st, credited);
 	}
+	/* The task that leaves, with its set, should it come back
+	 * unreported. */
+	if (owner == OWNER_HERE)
+		resolve(prev, &st->last);
+	else if (owner == OWNER_NOW)
+		st->last = st->now;
 	st->last_task = prev;
-	st->last_leaf = prev_leaf;
-	st->last_way = prev_way;
 	st->task = next;
-	st->leaf = next_leaf;
-	st->way = next_way;
+	st->now = incoming;
 out:
 	leave(st);
 	return 0;
