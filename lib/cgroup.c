@@ -11,32 +11,12 @@
 #include <unistd.h>
 
 #include "cgroup_mount.h"
-#include "context.h"
+#include "cgroup_walk.h"
+#include "cgroup_id.h"
 #include "log.h"
 #include "sys.h"
 
-/* kernfs file handles carry the 64-bit node id and nothing else. */
-struct cgroup_handle {
-	struct file_handle fh;
-	uint64_t id;
-};
-
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY)
-
-int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id)
-{
-	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id) };
-	int mount_id, err;
-
-	err = sys_name_to_handle_at(pmu, fd, "", &h.fh, &mount_id,
-				    AT_EMPTY_PATH);
-	if (err)
-		return err;
-	if (h.fh.handle_bytes != sizeof(h.id))
-		return -EOPNOTSUPP;
-	memcpy(id, h.fh.f_handle, sizeof(*id));
-	return 0;
-}
 
 int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
 {
@@ -90,9 +70,10 @@ void cgroups_fini(struct shpmu *pmu, struct cgroups *cg)
 	pthread_mutex_destroy(&cg->lock);
 }
 
-static int need_root(struct shpmu *pmu, const char *fn)
+static int need_root(struct shpmu *pmu, const struct cgroups *cg,
+		     const char *fn)
 {
-	if (pmu->cgroups.root)
+	if (cg->root)
 		return 0;
 	pr_err(pmu, "%s: no cgroup hierarchy was found on this host; set "
 		    "opts.cgroup_root",
@@ -133,10 +114,9 @@ static const char *past_root(const char *root, const char *path)
 
 /* Turns a caller's path into one relative to the root, refusing escapes.
  * Returns a pointer into path (nothing is copied). */
-static int relative_path(struct shpmu *pmu, const char *path,
-			 const char **rel)
+static int relative_path(struct shpmu *pmu, const struct cgroups *cg,
+			 const char *path, const char **rel)
 {
-	const struct cgroups *cg = &pmu->cgroups;
 	const char *p;
 	size_t len;
 
@@ -168,7 +148,8 @@ static int relative_path(struct shpmu *pmu, const char *path,
 /* openat2's checks one component at a time, for kernels before 5.6 (and
  * valgrind, which does not know the call): no symlink (O_NOFOLLOW gives
  * ELOOP), no other mount (st_dev changes). ".." never gets here. */
-static int open_by_components(struct shpmu *pmu, const char *rel)
+static int open_by_components(struct shpmu *pmu, const struct cgroups *cg,
+			      const char *rel)
 {
 	char copy[PATH_MAX], *comp, *save = NULL;
 	struct stat root_st, st;
@@ -177,7 +158,7 @@ static int open_by_components(struct shpmu *pmu, const char *rel)
 	if (strlen(rel) >= sizeof(copy))
 		return -ENAMETOOLONG;
 	strcpy(copy, rel);
-	cur = sys_openat(pmu, pmu->cgroups.root_fd, ".", DIR_FLAGS);
+	cur = sys_openat(pmu, cg->root_fd, ".", DIR_FLAGS);
 	if (cur < 0)
 		return cur;
 	if (fstat(cur, &root_st) < 0)
@@ -206,36 +187,37 @@ fail_errno:
 }
 
 /* Opens a directory under the root, refusing symlinks and other mounts. */
-static int open_beneath(struct shpmu *pmu, const char *rel)
+static int open_beneath(struct shpmu *pmu, const struct cgroups *cg,
+			const char *rel)
 {
 	struct open_how how = {
 		.flags = DIR_FLAGS,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
-	int fd = sys_openat2(pmu, pmu->cgroups.root_fd, rel, &how);
+	int fd = sys_openat2(pmu, cg->root_fd, rel, &how);
 
-	return fd == -ENOSYS ? open_by_components(pmu, rel) : fd;
+	return fd == -ENOSYS ? open_by_components(pmu, cg, rel) : fd;
 }
 
-int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
-		     uint64_t *id)
+int cgroup_open_path(struct shpmu *pmu, struct cgroups *cg, const char *path,
+		     int *fd, uint64_t *id)
 {
 	const char *rel;
 	int err;
 
-	err = need_root(pmu, "cgroup");
+	err = need_root(pmu, cg, "cgroup");
 	if (err)
 		return err;
-	err = relative_path(pmu, path, &rel);
+	err = relative_path(pmu, cg, path, &rel);
 	if (err)
 		return err;
-	*fd = open_beneath(pmu, rel);
+	*fd = open_beneath(pmu, cg, rel);
 	if (*fd < 0) {
 		err = *fd;
 		if (err == -ELOOP)
 			err = -EINVAL;
-		pr_err(pmu, "cgroup %s/%s: %s", pmu->cgroups.root,
+		pr_err(pmu, "cgroup %s/%s: %s", cg->root,
 		       strcmp(rel, ".") ? rel : "",
 		       err == -EINVAL ? "a symlink is not allowed"
 		       : err == -EXDEV ? "crossing into another mount is not "
@@ -263,10 +245,18 @@ static int copy_out(const char *s, size_t n, char *buf, size_t len)
 /* The absolute path of the directory open as fd, from /proc/self/fd:
  * -ENOENT if it was removed or lies outside our root (a sub-tree root given
  * in opts: the file handle reaches the whole file system). */
-static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
+int cgroup_root_copy(struct shpmu *pmu, const struct cgroups *cg, char *buf,
+		     size_t len)
+{
+	int err = need_root(pmu, cg, "shpmu_cgroup_root");
+
+	return err ? err : copy_out(cg->root, cg->root_len, buf, len);
+}
+
+int cgroup_fd_path(struct shpmu *pmu, const struct cgroups *cg, int fd,
+		   char *buf, size_t len)
 {
 	static const char deleted[] = " (deleted)";
-	const struct cgroups *cg = &pmu->cgroups;
 	char link[64], path[PATH_MAX];
 	size_t dlen = sizeof(deleted) - 1;
 	ssize_t n;
@@ -290,19 +280,20 @@ static int fd_path(struct shpmu *pmu, int fd, char *buf, size_t len)
 
 /* The cgroup by id through the kernel's file handle, which needs
  * CAP_DAC_READ_SEARCH. */
-static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
+static int open_by_handle(struct shpmu *pmu, const struct cgroups *cg,
+			  uint64_t id, int *fd)
 {
 	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id),
-				   .fh.handle_type = pmu->cgroups.handle_type,
+				   .fh.handle_type = cg->handle_type,
 				   .id = id };
 
 	char path[PATH_MAX];
 	int err;
 
-	*fd = sys_open_by_handle_at(pmu, pmu->cgroups.root_fd, &h.fh,
+	*fd = sys_open_by_handle_at(pmu, cg->root_fd, &h.fh,
 				    DIR_FLAGS);
 	if (*fd >= 0) {
-		err = fd_path(pmu, *fd, path, sizeof(path));
+		err = cgroup_fd_path(pmu, cg, *fd, path, sizeof(path));
 		if (err)
 			sys_close(pmu, *fd);
 		return err;
@@ -315,15 +306,16 @@ static int open_by_handle(struct shpmu *pmu, uint64_t id, int *fd)
 
 /* Opens the walked path for id if it still is that cgroup. Caller holds
  * the cgroups lock. */
-static int open_walked(struct shpmu *pmu, uint64_t id, int *fd)
+static int open_walked(struct shpmu *pmu, const struct cgroups *cg,
+		       uint64_t id, int *fd)
 {
-	const char *rel = cgroup_path_map_find(&pmu->cgroups.walked, id);
+	const char *rel = cgroup_path_map_find(&cg->walked, id);
 	uint64_t now;
 	int err;
 
 	if (!rel)
 		return -ENOENT;
-	*fd = open_beneath(pmu, *rel ? rel : ".");
+	*fd = open_beneath(pmu, cg, *rel ? rel : ".");
 	if (*fd < 0)
 		return *fd;
 	err = cgroup_fd_id(pmu, *fd, &now);
@@ -334,35 +326,34 @@ static int open_walked(struct shpmu *pmu, uint64_t id, int *fd)
 	return err;
 }
 
-static int open_by_walk(struct shpmu *pmu, uint64_t id, int *fd)
+static int open_by_walk(struct shpmu *pmu, struct cgroups *cg, uint64_t id,
+			int *fd)
 {
-	struct cgroups *cg = &pmu->cgroups;
 	int err;
 
 	pthread_mutex_lock(&cg->lock);
-	err = open_walked(pmu, id, fd);
+	err = open_walked(pmu, cg, id, fd);
 	if (err == -ENOENT) {
 		err = cgroup_walk(pmu, cg->root_fd, &cg->walked);
 		if (!err)
-			err = open_walked(pmu, id, fd);
+			err = open_walked(pmu, cg, id, fd);
 	}
 	pthread_mutex_unlock(&cg->lock);
 	return err;
 }
 
-int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd)
+int cgroup_open_id(struct shpmu *pmu, struct cgroups *cg, uint64_t id, int *fd)
 {
-	struct cgroups *cg = &pmu->cgroups;
 	bool by_walk;
 	int err;
 
-	err = need_root(pmu, "cgroup");
+	err = need_root(pmu, cg, "cgroup");
 	if (err)
 		return err;
 	pthread_mutex_lock(&cg->lock);
 	by_walk = cg->by_walk;
 	pthread_mutex_unlock(&cg->lock);
-	err = by_walk ? -EPERM : open_by_handle(pmu, id, fd);
+	err = by_walk ? -EPERM : open_by_handle(pmu, cg, id, fd);
 	if (err == -EPERM) {
 		if (!by_walk) {
 			pr_info(pmu, "open_by_handle_at needs "
@@ -373,7 +364,7 @@ int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd)
 			cg->by_walk = true;
 			pthread_mutex_unlock(&cg->lock);
 		}
-		err = open_by_walk(pmu, id, fd);
+		err = open_by_walk(pmu, cg, id, fd);
 	}
 	if (err)
 		pr_err(pmu, "no cgroup with id %llu under %s%s%s",
@@ -383,71 +374,3 @@ int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd)
 	return err;
 }
 
-/* ---- the public calls ---- */
-
-int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len)
-{
-	int err;
-
-	if (!pmu || !buf) {
-		pr_err(pmu, "shpmu_cgroup_root: buf is NULL");
-		return shpmu_err(-EINVAL);
-	}
-	err = need_root(pmu, __func__);
-	if (!err)
-		err = copy_out(pmu->cgroups.root, pmu->cgroups.root_len, buf,
-			       len);
-	if (err == -ERANGE)
-		pr_err(pmu, "shpmu_cgroup_root: needs %zu bytes",
-		       pmu->cgroups.root_len + 1);
-	return shpmu_err(err);
-}
-
-static int cgroup_id_checked(struct shpmu *pmu, const char *path, uint64_t *id)
-{
-	uint64_t found;
-	int fd, err;
-
-	if (!pmu || !path || !id) {
-		pr_err(pmu, "shpmu_cgroup_id: %s is NULL",
-		       !path ? "path" : "id");
-		return shpmu_err(-EINVAL);
-	}
-	err = cgroup_open_path(pmu, path, &fd, &found);
-	if (err)
-		return shpmu_err(err);
-	sys_close(pmu, fd);
-	*id = found;
-	return 0;
-}
-
-int shpmu_cgroup_id(struct shpmu *pmu, const char *path, uint64_t *id)
-{
-	CONTEXT_CALL(pmu, cgroup_id_checked(pmu, path, id));
-}
-
-
-static int cgroup_path_checked(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
-{
-	int fd, err;
-
-	if (!pmu || !buf) {
-		pr_err(pmu, "shpmu_cgroup_path: buf is NULL");
-		return shpmu_err(-EINVAL);
-	}
-	err = cgroup_open_id(pmu, id, &fd);
-	if (err)
-		return shpmu_err(err);
-	err = fd_path(pmu, fd, buf, len);
-	sys_close(pmu, fd);
-	if (err == -ERANGE)
-		pr_err(pmu, "shpmu_cgroup_path: buffer of %zu bytes is too "
-			    "small",
-		       len);
-	return shpmu_err(err);
-}
-
-int shpmu_cgroup_path(struct shpmu *pmu, uint64_t id, char *buf, size_t len)
-{
-	CONTEXT_CALL(pmu, cgroup_path_checked(pmu, id, buf, len));
-}

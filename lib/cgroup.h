@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Cgroups by path and by id. An id is the kernel's: what
- * name_to_handle_at(2) puts in a cgroup directory's file handle, which on
- * cgroup2 is the directory's inode number, and what BPF's
- * bpf_get_current_cgroup_id() and PERF_SAMPLE_CGROUP report.
+ * Cgroups by path and by id (cgroup_id.h says what an id is), under the
+ * root a context counts on, with path safety and the walk cache for
+ * contexts without CAP_DAC_READ_SEARCH.
  */
 #ifndef SHPMU_CGROUP_H
 #define SHPMU_CGROUP_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cgroup_walk.h"
@@ -33,15 +33,21 @@ struct cgroups {
 int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root);
 void cgroups_fini(struct shpmu *pmu, struct cgroups *cg);
 
-/* The id of the cgroup directory open as fd. */
-int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id);
-
 /* Opens the cgroup directory named by path (absolute under the root, or
  * relative to it) for perf_event_open, and gives its id. -EINVAL for ".."
- * or a symlink, -EXDEV for an absolute path outside the root, -ENOENT. */
-int cgroup_open_path(struct shpmu *pmu, const char *path, int *fd,
-		     uint64_t *id);
+ * or a symlink, -EXDEV for an absolute path outside the root, -ENOENT,
+ * -ENOTDIR (a cgroup's file), -ENAMETOOLONG. */
+int cgroup_open_path(struct shpmu *pmu, struct cgroups *cg, const char *path,
+		     int *fd, uint64_t *id);
 /* Opens the cgroup directory with this id: -ENOENT if there is none. */
-int cgroup_open_id(struct shpmu *pmu, uint64_t id, int *fd);
+int cgroup_open_id(struct shpmu *pmu, struct cgroups *cg, uint64_t id, int *fd);
+
+/* The absolute path of the cgroup directory open as fd into buf: -ENOENT
+ * if it was removed or lies outside the root, -ERANGE. */
+int cgroup_fd_path(struct shpmu *pmu, const struct cgroups *cg, int fd,
+		   char *buf, size_t len);
+/* The root into buf: -ENOENT without one, -ERANGE. */
+int cgroup_root_copy(struct shpmu *pmu, const struct cgroups *cg, char *buf,
+		     size_t len);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup_id.h"
 #include "log.h"
 #include "sys.h"
 

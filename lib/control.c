@@ -2,78 +2,47 @@
 /* Enable, disable and reset: the window changes of the dup_count scheme. */
 #include <errno.h>
 
-#include "context.h"
-#include "kevent.h"
-#include "log.h"
+#include "api.h"
+#include "sync.h"
 #include "window.h"
 
-static struct handle *lock_or_log(struct shpmu *pmu, int h, const char *fn)
-{
-	struct handle *slot = handle_lock(&pmu->handles, h);
-
-	if (!slot)
-		pr_err(pmu, "%s: %d is not an open handle", fn, h);
-	return slot;
-}
-
-/* Enables or disables one handle. The kernel event is switched on with its
- * first enabled handle and off with its last; under ev->lock no other
- * handle can switch it between this handle's reading and its count. */
+/* Enables or disables one handle: its window opens at the event's reading
+ * now, or closes with a last one. */
 static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 {
-	struct handle *slot;
-	struct kevent *ev;
+	struct handle *slot = api_handle(pmu, h, fn);
 	int err = 0;
 
-	if (!pmu)
-		return shpmu_err(-EINVAL);
-	slot = lock_or_log(pmu, h, fn);
 	if (!slot)
 		return shpmu_err(-EBADF);
-	if (slot->enabled == on)
-		goto unlock;
-	ev = slot->ev;
-	pthread_mutex_lock(&ev->lock);
-	/* Enabling opens a window at the event's reading now; disabling
-	 * closes it with a last one. */
-	err = on ? window_start(pmu, slot) : window_sync(pmu, slot);
-	if (!err && ev->enabled == (on ? 0u : 1u))
-		err = kevent_switch(pmu, ev, on);
-	if (!err) {
-		if (on)
-			ev->enabled++;
-		else
-			ev->enabled--;
-		slot->enabled = on;
+	if (slot->enabled != on) {
+		err = on ? sync_start(pmu, slot, false) : sync_stop(pmu, slot);
+		if (!err)
+			slot->enabled = on;
 	}
-	pthread_mutex_unlock(&ev->lock);
-unlock:
 	handle_unlock(&pmu->handles, h);
 	return shpmu_err(err);
 }
 
 int shpmu_enable(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, switch_checked(pmu, h, true, "shpmu_enable"));
+	API_CALL(pmu, switch_checked(pmu, h, true, "shpmu_enable"));
 }
 
 int shpmu_disable(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, switch_checked(pmu, h, false, "shpmu_disable"));
+	API_CALL(pmu, switch_checked(pmu, h, false, "shpmu_disable"));
 }
 
 static int reset_checked(struct shpmu *pmu, int h)
 {
-	struct handle *slot;
+	struct handle *slot = api_handle(pmu, h, "shpmu_reset");
 	int err;
 
-	if (!pmu)
-		return shpmu_err(-EINVAL);
-	slot = lock_or_log(pmu, h, "shpmu_reset");
 	if (!slot)
 		return shpmu_err(-EBADF);
 	/* Syncing first makes base "now"; only then is dropping acc exact. */
-	err = window_sync(pmu, slot);
+	err = sync_now(pmu, slot, -1);
 	if (!err)
 		window_clear(slot);
 	handle_unlock(&pmu->handles, h);
@@ -82,5 +51,5 @@ static int reset_checked(struct shpmu *pmu, int h)
 
 int shpmu_reset(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, reset_checked(pmu, h));
+	API_CALL(pmu, reset_checked(pmu, h));
 }

@@ -73,6 +73,20 @@ int cpus_index(const int *cpus, int n, int cpu)
 	return -1;
 }
 
+int cpus_check_online(struct shpmu *pmu, int cpu)
+{
+	int *online, n = cpus_online(pmu, &online);
+
+	if (n < 0)
+		return n;
+	n = cpus_index(online, n, cpu) < 0 ? -EINVAL : 0;
+	free(online);
+	if (n)
+		pr_err(pmu, "cpu %d is not online (see %s)", cpu,
+		       CPUS_ONLINE_PATH);
+	return n;
+}
+
 int cpus_online(struct shpmu *pmu, int **cpus)
 {
 	char text[4096];

@@ -12,6 +12,10 @@ int cpus_parse(const char *text, int *cpus, int max);
 /* The index of cpu in a sorted list of n CPUs, or -1. */
 int cpus_index(const int *cpus, int n, int cpu);
 
+/* 0 if cpu is online, else -EINVAL logged (or the error reading the
+ * list). */
+int cpus_check_online(struct shpmu *pmu, int cpu);
+
 /* Reads /sys/devices/system/cpu/online into a malloc'd array. Returns the
  * number of CPUs or -errno. */
 int cpus_online(struct shpmu *pmu, int **cpus);

@@ -28,7 +28,7 @@ int handles_init(struct handle_table *t)
 	for (uint32_t c = 0; c < HANDLE_MAX_CHUNKS; c++)
 		atomic_init(&t->chunks[c], NULL);
 	t->nslots = 0;
-	t->free_head = t->free_tail = HANDLE_NONE;
+	fifo_init(&t->free);
 	return 0;
 fail:
 	while (i--)
@@ -44,14 +44,14 @@ void handles_fini(struct handle_table *t)
 		pthread_mutex_destroy(&t->stripes[i]);
 }
 
+static uint32_t *next_free_of(void *table, uint32_t index)
+{
+	return &handles_slot(table, index)->next_free;
+}
+
 static void push_free(struct handle_table *t, uint32_t index)
 {
-	handles_slot(t, index)->next_free = HANDLE_NONE;
-	if (t->free_tail == HANDLE_NONE)
-		t->free_head = index;
-	else
-		handles_slot(t, t->free_tail)->next_free = index;
-	t->free_tail = index;
+	fifo_push(&t->free, index, next_free_of, t);
 }
 
 static int add_chunk(struct handle_table *t)
@@ -73,19 +73,14 @@ static int add_chunk(struct handle_table *t)
 
 int handles_alloc(struct handle_table *t)
 {
-	uint32_t index;
 	int err;
 
-	if (t->free_head == HANDLE_NONE) {
+	if (fifo_empty(&t->free)) {
 		err = add_chunk(t);
 		if (err)
 			return err;
 	}
-	index = t->free_head;
-	t->free_head = handles_slot(t, index)->next_free;
-	if (t->free_head == HANDLE_NONE)
-		t->free_tail = HANDLE_NONE;
-	return (int)index;
+	return (int)fifo_pop(&t->free, next_free_of, t);
 }
 
 void handles_unalloc(struct handle_table *t, uint32_t index)

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fifo.h"
+
 #define HANDLE_INDEX_BITS 20
 #define HANDLE_GEN_MASK 0x7ffu /* 11 bits: the handle stays positive */
 #define HANDLE_CHUNK_BITS 10
@@ -26,7 +28,6 @@
  * what ThreadSanitizer can track (64 locks held). */
 #define HANDLE_STRIPES 32
 #define HANDLE_ALL_STRIPES ((1ull << HANDLE_STRIPES) - 1)
-#define HANDLE_NONE UINT32_MAX
 
 struct kevent;
 
@@ -51,7 +52,7 @@ struct handle_table {
 	/* The free list and nslots are under the context lock. Freed slots
 	 * go to the tail so that a slot's generation turns over slowly. */
 	uint32_t nslots;
-	uint32_t free_head, free_tail;
+	struct fifo free;
 	pthread_mutex_t stripes[HANDLE_STRIPES];
 };
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * A shared kernel event: the perf_event fds (one per CPU it spans) behind
- * every handle with the same sharing key. It is enabled in the kernel while
- * at least one handle on it is enabled, and it is never reset: resetting
+ * A shared kernel event: what counts one sharing key for every handle with
+ * that key. Its backend makes and reads the per-CPU sources; this file
+ * owns the rest of its state: the refcount, the count of enabled handles
+ * (the first switches the sources on, the last off), its hash, and what it
+ * adds to the context's statistics. The sources are never reset: that
  * would corrupt every other sharer's count.
  */
 #ifndef SHPMU_KEVENT_H
@@ -12,76 +14,90 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpf_backend.h"
+#include <shpmu/shpmu.h>
+
 #include "key.h"
 
-struct shpmu;
+struct backend;
 
-/* Values per fd in a reading: time_enabled, time_running, then counts. */
+/* Values per CPU in a reading: time_enabled, time_running, then counts
+ * (a group's members, leader first). */
 #define KVAL_ENABLED 0
 #define KVAL_RUNNING 1
 #define KVAL_COUNT 2
-/* The most values one fd reading can hold (groups are bounded by this). */
-#define KVAL_MAX (KVAL_COUNT + 64)
+/* The most values one reading can hold (groups are bounded by this). */
+#define KVAL_MAX (KVAL_COUNT + SHPMU_GROUP_MAX)
 
 struct kevent {
-	struct kevent *next; /* registry chain; under the context lock */
-	uint64_t hash;
-	uint32_t refs;	     /* handles on it; under the context lock */
-	bool registered;     /* findable by other opens */
-	pthread_mutex_t lock; /* enabled and the kernel's enable state */
+	struct kevent *next;  /* registry chain; under the context lock */
+	uint64_t hash;	      /* share_key_hash(&key) */
+	uint32_t refs;	      /* handles on it; under the context lock */
+	bool registered;      /* findable by other opens */
+	pthread_mutex_t lock; /* enabled, and the sources' on/off state */
 	uint32_t enabled;     /* handles enabled on it */
-	uint32_t nfds;	      /* readable fds: one per CPU it spans */
-	uint32_t nevents;     /* events per CPU: a group's members, or 1 */
-	uint32_t nvals;	      /* values per fd reading, KVAL_* */
+	uint32_t nfds;	      /* sources: one per CPU it spans */
+	uint32_t nvals;	      /* values per source reading, KVAL_* */
 	int64_t task;	      /* TASK target: task_identity() at open */
-	/* A cgroup counted by the BPF backend: no fds of its own; its CPU
-	 * readings come from the backend's per-CPU totals. */
-	bool bpf;
-	struct bpf_counter counter;
-	int *cpus;	      /* the CPU of each fd; -1: any */
-	/* nfds * nevents fds, CPU by CPU; fds[i * nevents] is CPU i's
-	 * group leader, the fd that is read and switched. */
-	int *fds;
+	int *cpus;	      /* the CPU of each source; -1: any */
+	struct backend *backend;
+	/* The backend's own: its fds, or where it counts the event. */
+	union {
+		int *fds;
+		uint64_t word;
+	} priv;
 	struct share_key key; /* last: it ends in a flexible array */
 };
 
-/* Opens the kernel event(s) for key, disabled. cgroup_fd is the cgroup's
- * directory for a cgroup target, else -1. Returns 0 or -errno (logged with
- * what to do about it); nothing is left open on failure. */
-int kevent_open(struct shpmu *pmu, const struct share_key *key, int cgroup_fd,
-		struct kevent **out);
+/* Makes the kernel event for key with backend b, its sources off, and
+ * adds what it costs to stats. cgroup_fd is a cgroup target's directory,
+ * else -1. 0 or -errno, logged (-EINVAL for a CPU that is not online);
+ * nothing is left behind on failure. */
+int kevent_new(struct shpmu *pmu, struct backend *b,
+	       const struct share_key *key, uint64_t hash, int cgroup_fd,
+	       struct shpmu_stats *stats, struct kevent **out);
 
-/* Closes every fd and frees ev. */
-void kevent_close(struct shpmu *pmu, struct kevent *ev);
+/* Frees ev and its sources, taking what they cost out of stats. */
+void kevent_free(struct shpmu *pmu, struct kevent *ev,
+		 struct shpmu_stats *stats);
 
-/* Enables or disables every CPU's fd (a group as a whole); on failure the
- * ones already switched are switched back. Caller holds ev->lock. */
-int kevent_switch(struct shpmu *pmu, struct kevent *ev, bool on);
+/* One more enabled handle on ev (caller holds ev->lock): the first
+ * switches the sources on, unless the kernel will (an enable_on_exec
+ * event enabled by its handle's open). 0, or the backend's error with
+ * nothing changed. */
+int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open);
 
-/* All the fds the event holds. */
-static inline uint32_t kevent_nfds_total(const struct kevent *ev)
-{
-	return ev->bpf ? 0 : ev->nfds * ev->nevents;
-}
+/* One fewer (caller holds ev->lock): the last switches the sources off.
+ * 0, or the backend's error with nothing changed. */
+int kevent_enable_put(struct shpmu *pmu, struct kevent *ev);
 
-static inline int kevent_fd(const struct kevent *ev, uint32_t i)
-{
-	return ev->fds[(size_t)i * ev->nevents];
-}
+/* The same for a handle that goes away: failing to switch off a source
+ * nobody reads is harmless, so nothing fails. */
+void kevent_enable_drop(struct shpmu *pmu, struct kevent *ev);
 
-/* Reads CPU i's fd (a whole group at once) into vals[0 .. nvals).
- * Returns 0, -EIO (short or malformed read) or -errno. */
-int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
-		uint64_t *vals);
+/* Reads sources [first, first + n) into vals (nvals each), brought up to
+ * now. 0, -EIO (short or malformed read) or -errno. */
+int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		uint32_t n, uint64_t *vals);
 
-/* Reads every fd into vals[nfds * nvals], CPU by CPU. flushed: the
- * caller has brought the BPF backend up to now (bpf_backend_flush) for a
- * whole batch. */
-int kevent_read_all(struct shpmu *pmu, const struct kevent *ev,
-		    bool flushed, uint64_t *vals);
+/* Reads of many events at one moment: each backend that needs it is
+ * brought up to now once for the batch. */
+struct kevent_batch {
+	const struct backend *flushed[4];
+	unsigned int nflushed;
+};
 
-/* Index of the fd on cpu, or -1. For a one-fd event, -1 names that fd. */
+/* Reads every source of ev into vals as part of batch. */
+int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
+			const struct kevent *ev, uint64_t *vals);
+
+/* Index of the source on cpu, or -1. For a one-source event, -1 names
+ * that source. */
 int kevent_fd_index(const struct kevent *ev, int cpu);
+
+/* The values of a reading of every source. */
+static inline size_t kevent_nvals_total(const struct kevent *ev)
+{
+	return (size_t)ev->nfds * ev->nvals;
+}
 
 #endif

@@ -121,6 +121,14 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		  const char **why)
 {
 	memset(key, 0, sizeof(*key));
+	for (size_t i = 0; i < sizeof(target->reserved) /
+				       sizeof(target->reserved[0]);
+	     i++)
+		if (target->reserved[i]) {
+			*why = "target: reserved fields are set (they must be "
+			       "zero: zero-initialize the target)";
+			return -EINVAL;
+		}
 	key->kind = target->kind;
 	switch (target->kind) {
 	case SHPMU_TARGET_TASK:

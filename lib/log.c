@@ -4,18 +4,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "context.h"
+#include "env.h"
 
 void shpmu_log(const struct shpmu *pmu, enum shpmu_log_level level,
 	       const char *fmt, ...)
 {
+	const struct shpmu_env *env = pmu ? env_of(pmu) : NULL;
 	char msg[512];
 	va_list ap;
 
-	if (!pmu || !pmu->log)
+	if (!env || !env->log)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pmu->log((int)level, msg, pmu->log_arg);
+	env->log((int)level, msg, env->log_arg);
 }

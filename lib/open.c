@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Opening and closing handles: the sharing decision lives here. */
+#include "open.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "api.h"
+#include "backend_choice.h"
 #include "kevent.h"
 #include "log.h"
-#include "task.h"
+#include "symver.h"
+#include "sync.h"
+#include "sys.h"
 #include "window.h"
 
 /* A key with room for one event, without a malloc on the open path. */
@@ -16,38 +21,8 @@ union single_key {
 	unsigned char bytes[sizeof(struct share_key) + sizeof(struct event_key)];
 };
 
-/* Starts a new handle's first window (its stripe is not needed: nobody can
- * see the handle yet). */
-static int start_enabled(struct shpmu *pmu, struct handle *slot)
-{
-	struct kevent *ev = slot->ev;
-	int err;
-
-	pthread_mutex_lock(&ev->lock);
-	err = window_start(pmu, slot);
-	if (!err && ev->enabled == 0)
-		err = kevent_switch(pmu, ev, true);
-	if (!err)
-		ev->enabled++;
-	pthread_mutex_unlock(&ev->lock);
-	return err;
-}
-
-/* The kernel enables an enable_on_exec event itself at exec: the handle's
- * window opens now, and no ioctl may pre-empt the exec. */
-static int start_on_exec(struct shpmu *pmu, struct handle *slot)
-{
-	struct kevent *ev = slot->ev;
-	int err;
-
-	pthread_mutex_lock(&ev->lock);
-	err = window_start(pmu, slot);
-	if (!err)
-		ev->enabled++;
-	pthread_mutex_unlock(&ev->lock);
-	return err;
-}
-
+/* Makes a handle on ev, counting from now unless disabled (context lock
+ * held; nobody can see the handle before it is published). */
 static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 {
 	struct handle tmp = { .ev = ev };
@@ -63,13 +38,10 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 	err = window_alloc(&tmp);
 	if (err)
 		goto unalloc;
-	if (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC) {
-		err = start_on_exec(pmu, &tmp);
-		if (err)
-			goto free_state;
-		tmp.enabled = true;
-	} else if (!disabled) {
-		err = start_enabled(pmu, &tmp);
+	/* An enable_on_exec handle's window opens now; the kernel switches
+	 * the event on at the exec. */
+	if (!disabled || (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC)) {
+		err = sync_start(pmu, &tmp, true);
 		if (err)
 			goto free_state;
 		tmp.enabled = true;
@@ -98,7 +70,7 @@ static bool task_is_gone(const struct kevent *ev)
  * kprobe/uprobe config1 is a pointer to a name, not a name. */
 static bool shareable(const struct shpmu *pmu, const struct event_key *e)
 {
-	if (e->bits & KEY_REMOVE_ON_EXEC)
+	if (pmu->flags & SHPMU_F_NO_SHARING || e->bits & KEY_REMOVE_ON_EXEC)
 		return false;
 	for (size_t i = 0; i < sizeof(pmu->probe_types) /
 				       sizeof(pmu->probe_types[0]);
@@ -114,13 +86,15 @@ static bool shareable(const struct shpmu *pmu, const struct event_key *e)
 static int open_shared(struct shpmu *pmu, const struct share_key *key,
 		       int cgroup_fd, bool disabled)
 {
-	bool sharing = !(pmu->flags & SHPMU_F_NO_SHARING);
+	bool sharing = shareable(pmu, &key->events[0]);
 	uint64_t hash = share_key_hash(key);
 	struct kevent *ev = NULL;
 	bool created = false;
 	int h;
 
-	sharing = sharing && shareable(pmu, &key->events[0]);
+	h = backend_prepare(pmu, key);
+	if (h < 0)
+		return h;
 	pthread_mutex_lock(&pmu->lock);
 	if (sharing)
 		ev = registry_find(&pmu->registry, key, hash);
@@ -131,27 +105,21 @@ static int open_shared(struct shpmu *pmu, const struct share_key *key,
 		ev = NULL;
 	}
 	if (!ev) {
-		h = kevent_open(pmu, key, cgroup_fd, &ev);
+		h = backend_new_event(pmu, key, hash, cgroup_fd, &ev);
 		if (h < 0)
 			goto unlock;
-		ev->hash = hash;
 		created = true;
 	}
 	h = open_handle(pmu, ev, disabled);
 	if (h < 0) {
 		if (created)
-			kevent_close(pmu, ev);
+			kevent_free(pmu, ev, &pmu->stats);
 		goto unlock;
 	}
-	if (created) {
-		if (sharing)
-			registry_insert(&pmu->registry, ev);
-		/* (the BPF backend counts its own shared events) */
-		pmu->stats.kernel_events += !ev->bpf;
-		pmu->stats.kernel_fds += kevent_nfds_total(ev);
-	} else {
+	if (created && sharing)
+		registry_insert(&pmu->registry, ev);
+	if (!created)
 		pmu->stats.shared_opens++;
-	}
 	pmu->stats.handles++;
 	pmu->stats.opens++;
 unlock:
@@ -170,8 +138,10 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 		return open_shared(pmu, key, -1, disabled);
 	key->target.cgroup_id = target->cgroup_id;
 	err = target->cgroup_id
-		      ? cgroup_open_id(pmu, target->cgroup_id, &fd)
-		      : cgroup_open_path(pmu, target->cgroup_path, &fd,
+		      ? cgroup_open_id(pmu, &pmu->cgroups, target->cgroup_id,
+				       &fd)
+		      : cgroup_open_path(pmu, &pmu->cgroups,
+					 target->cgroup_path, &fd,
 					 &key->target.cgroup_id);
 	if (err)
 		return err;
@@ -181,18 +151,18 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 }
 
 static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attr,
-	       const struct shpmu_target *target)
+			const struct shpmu_target *target)
 {
 	union single_key k;
 	const char *why;
 	bool disabled;
 	int err;
 
-	if (!pmu || !attr || !target) {
-		pr_err(pmu, "shpmu_open: %s is NULL",
-		       !attr ? "attr" : "target");
-		return shpmu_err(-EINVAL);
-	}
+	err = api_check(pmu, attr, "shpmu_open", "attr");
+	if (!err)
+		err = api_check(pmu, target, "shpmu_open", "target");
+	if (err)
+		return shpmu_err(err);
 	memset(&k, 0, sizeof(k));
 	err = key_from_attr(attr, &k.key.events[0], &disabled, &why);
 	if (!err)
@@ -205,25 +175,30 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attr,
 	return shpmu_err(open_resolved(pmu, &k.key, target, disabled));
 }
 
-int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
-	       const struct shpmu_target *target)
+int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
+		    const struct shpmu_target *target)
 {
-	CONTEXT_CALL(pmu, open_checked(pmu, attr, target));
+	API_CALL(pmu, open_checked(pmu, attr, target));
 }
+SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, LIBSHPMU_0.2);
 
-static int open_group_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
-		     size_t n, const struct shpmu_target *target)
+static int open_group_checked(struct shpmu *pmu,
+			      const struct perf_event_attr *attrs, size_t n,
+			      const struct shpmu_target *target)
 {
 	struct share_key *key;
 	const char *why;
 	bool disabled, member_disabled;
-	int err = 0;
+	int err;
 
-	if (!pmu || !attrs || !target || n == 0 ||
-	    n > KVAL_MAX - KVAL_COUNT) {
-		pr_err(pmu, "shpmu_open_group: %s",
-		       !attrs || !target ? "attrs or target is NULL"
-					 : "a group has 1 to 64 members");
+	err = api_check(pmu, attrs, "shpmu_open_group", "attrs");
+	if (!err)
+		err = api_check(pmu, target, "shpmu_open_group", "target");
+	if (err)
+		return shpmu_err(err);
+	if (n == 0 || n > SHPMU_GROUP_MAX) {
+		pr_err(pmu, "shpmu_open_group: a group has 1 to %d members",
+		       SHPMU_GROUP_MAX);
 		return shpmu_err(-EINVAL);
 	}
 	key = calloc(1, share_key_size((uint32_t)n));
@@ -243,55 +218,59 @@ static int open_group_checked(struct shpmu *pmu, const struct perf_event_attr *a
 	return shpmu_err(err);
 }
 
-int shpmu_open_group(struct shpmu *pmu, const struct perf_event_attr *attrs,
-		     size_t n, const struct shpmu_target *target)
+int shpmu_open_group_v0_2(struct shpmu *pmu,
+			  const struct perf_event_attr *attrs, size_t n,
+			  const struct shpmu_target *target)
 {
-	CONTEXT_CALL(pmu, open_group_checked(pmu, attrs, n, target));
+	API_CALL(pmu, open_group_checked(pmu, attrs, n, target));
 }
+SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, LIBSHPMU_0.2);
 
-void context_close_handle(struct shpmu *pmu, struct handle *slot, int h)
+/* Closes a locked, live handle (context lock held); unlocks its stripe. */
+static void close_handle(struct shpmu *pmu, struct handle *slot, int h)
 {
 	struct kevent *ev = slot->ev;
 
-	if (slot->enabled) {
-		pthread_mutex_lock(&ev->lock);
-		/* Failing to stop a counter nobody reads is harmless. */
-		if (--ev->enabled == 0 && ev->refs > 1 && !pmu->forked)
-			kevent_switch(pmu, ev, false);
-		pthread_mutex_unlock(&ev->lock);
-	}
+	sync_drop(pmu, slot);
 	handles_release(&pmu->handles, h);
 	handle_unlock(&pmu->handles, h);
-
 	pmu->stats.handles--;
 	if (--ev->refs > 0)
 		return;
 	if (ev->registered)
 		registry_remove(&pmu->registry, ev);
-	pmu->stats.kernel_events -= !ev->bpf;
-	pmu->stats.kernel_fds -= kevent_nfds_total(ev);
-	kevent_close(pmu, ev);
+	kevent_free(pmu, ev, &pmu->stats);
 }
 
 static int close_checked(struct shpmu *pmu, int h)
 {
 	struct handle *slot;
 
-	if (!pmu)
-		return shpmu_err(-EINVAL);
 	pthread_mutex_lock(&pmu->lock);
-	slot = handle_lock(&pmu->handles, h);
-	if (!slot) {
-		pthread_mutex_unlock(&pmu->lock);
-		pr_err(pmu, "shpmu_close: %d is not an open handle", h);
-		return shpmu_err(-EBADF);
-	}
-	context_close_handle(pmu, slot, h);
+	slot = api_handle(pmu, h, "shpmu_close");
+	if (slot)
+		close_handle(pmu, slot, h);
 	pthread_mutex_unlock(&pmu->lock);
-	return 0;
+	return slot ? 0 : shpmu_err(-EBADF);
 }
 
 int shpmu_close(struct shpmu *pmu, int h)
 {
-	CONTEXT_CALL(pmu, close_checked(pmu, h));
+	API_CALL(pmu, close_checked(pmu, h));
+}
+
+void close_all_handles(struct shpmu *pmu)
+{
+	pthread_mutex_lock(&pmu->lock);
+	for (uint32_t i = 0; i < pmu->handles.nslots; i++) {
+		struct handle *slot = handles_slot(&pmu->handles, i);
+		int h;
+
+		if (!slot->ev)
+			continue;
+		h = handle_of(slot, i);
+		slot = handle_lock(&pmu->handles, h);
+		close_handle(pmu, slot, h);
+	}
+	pthread_mutex_unlock(&pmu->lock);
 }

@@ -3,36 +3,33 @@
 #include <errno.h>
 #include <string.h>
 
-#include "context.h"
+#include "api.h"
 #include "kevent.h"
 #include "log.h"
+#include "sync.h"
 #include "window.h"
 
 static int read_checked(struct shpmu *pmu, int h, struct shpmu_count *out)
 {
 	struct shpmu_count sum;
 	struct handle *slot;
-	int err;
+	int err = api_check(pmu, out, "shpmu_read", "out");
 
-	if (!pmu || !out) {
-		pr_err(pmu, "shpmu_read: out is NULL");
-		return shpmu_err(-EINVAL);
-	}
-	slot = handle_lock(&pmu->handles, h);
-	if (!slot) {
-		pr_err(pmu, "shpmu_read: %d is not an open handle", h);
+	if (err)
+		return shpmu_err(err);
+	slot = api_handle(pmu, h, "shpmu_read");
+	if (!slot)
 		return shpmu_err(-EBADF);
-	}
-	if (slot->enabled && slot->ev->nfds == 1 && slot->ev->nevents == 1) {
+	if (slot->enabled && window_is_single(slot)) {
 		/* The common handle, in as few steps as the syscall allows:
 		 * this is the call agents make most. */
 		uint64_t now[KVAL_COUNT + 1];
 
-		err = kevent_read(pmu, slot->ev, 0, now);
+		err = kevent_read(pmu, slot->ev, 0, 1, now);
 		if (!err)
 			window_apply_sum_one(slot, now, &sum);
 	} else {
-		err = window_sync(pmu, slot);
+		err = sync_now(pmu, slot, -1);
 		if (!err)
 			window_sum(slot, -1, &sum);
 	}
@@ -44,24 +41,21 @@ static int read_checked(struct shpmu *pmu, int h, struct shpmu_count *out)
 
 int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 {
-	CONTEXT_CALL(pmu, read_checked(pmu, h, out));
+	API_CALL(pmu, read_checked(pmu, h, out));
 }
 
-static int read_cpu_checked(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
+static int read_cpu_checked(struct shpmu *pmu, int h, int cpu,
+			    struct shpmu_count *out)
 {
 	struct shpmu_count one;
 	struct handle *slot;
-	int i, err;
+	int i, err = api_check(pmu, out, "shpmu_read_cpu", "out");
 
-	if (!pmu || !out) {
-		pr_err(pmu, "shpmu_read_cpu: out is NULL");
-		return shpmu_err(-EINVAL);
-	}
-	slot = handle_lock(&pmu->handles, h);
-	if (!slot) {
-		pr_err(pmu, "shpmu_read_cpu: %d is not an open handle", h);
+	if (err)
+		return shpmu_err(err);
+	slot = api_handle(pmu, h, "shpmu_read_cpu");
+	if (!slot)
 		return shpmu_err(-EBADF);
-	}
 	i = kevent_fd_index(slot->ev, cpu);
 	if (i < 0) {
 		handle_unlock(&pmu->handles, h);
@@ -69,7 +63,7 @@ static int read_cpu_checked(struct shpmu *pmu, int h, int cpu, struct shpmu_coun
 		       h, cpu);
 		return shpmu_err(-ENOENT);
 	}
-	err = window_sync_fd(pmu, slot, (uint32_t)i);
+	err = sync_now(pmu, slot, i);
 	if (!err)
 		window_sum(slot, i, &one);
 	handle_unlock(&pmu->handles, h);
@@ -80,27 +74,23 @@ static int read_cpu_checked(struct shpmu *pmu, int h, int cpu, struct shpmu_coun
 
 int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu, struct shpmu_count *out)
 {
-	CONTEXT_CALL(pmu, read_cpu_checked(pmu, h, cpu, out));
+	API_CALL(pmu, read_cpu_checked(pmu, h, cpu, out));
 }
 
-static int read_group_checked(struct shpmu *pmu, int gh, struct shpmu_count *out,
-		     size_t n)
+static int read_group_checked(struct shpmu *pmu, int gh,
+			      struct shpmu_count *out, size_t n)
 {
-	struct shpmu_count sum[KVAL_MAX - KVAL_COUNT];
+	struct shpmu_count sum[SHPMU_GROUP_MAX];
 	struct handle *slot;
 	uint32_t members;
-	int err;
+	int err = api_check(pmu, out, "shpmu_read_group", "out");
 
-	if (!pmu || !out) {
-		pr_err(pmu, "shpmu_read_group: out is NULL");
-		return shpmu_err(-EINVAL);
-	}
-	slot = handle_lock(&pmu->handles, gh);
-	if (!slot) {
-		pr_err(pmu, "shpmu_read_group: %d is not an open handle", gh);
+	if (err)
+		return shpmu_err(err);
+	slot = api_handle(pmu, gh, "shpmu_read_group");
+	if (!slot)
 		return shpmu_err(-EBADF);
-	}
-	members = slot->ev->nevents;
+	members = slot->ev->key.nevents;
 	if (n < members) {
 		handle_unlock(&pmu->handles, gh);
 		pr_err(pmu, "shpmu_read_group: the group has %u members, out "
@@ -109,7 +99,7 @@ static int read_group_checked(struct shpmu *pmu, int gh, struct shpmu_count *out
 		return shpmu_err(-ERANGE);
 	}
 	memset(sum, 0, sizeof(sum));
-	err = window_sync(pmu, slot);
+	err = sync_now(pmu, slot, -1);
 	for (uint32_t i = 0; !err && i < slot->ev->nfds; i++) {
 		const uint64_t *acc = window_acc(slot, i);
 
@@ -128,7 +118,7 @@ static int read_group_checked(struct shpmu *pmu, int gh, struct shpmu_count *out
 int shpmu_read_group(struct shpmu *pmu, int gh, struct shpmu_count *out,
 		     size_t n)
 {
-	CONTEXT_CALL(pmu, read_group_checked(pmu, gh, out, n));
+	API_CALL(pmu, read_group_checked(pmu, gh, out, n));
 }
 
 uint64_t shpmu_scale(const struct shpmu_count *c)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "api.h"
 #include "kevent.h"
 #include "log.h"
 #include "window.h"
@@ -96,30 +96,24 @@ static struct reading *readings_slot(struct readings *r,
 	return rd;
 }
 
-/* Reads every fd of the event once for the whole batch. BPF-counted
- * cgroups share one flush of every CPU: the batch reads them all as of
- * that moment. */
-static int read_event(struct shpmu *pmu, bool *bpf_flushed,
+/* Reads every source of the event once for the whole batch (a backend
+ * that needs it is brought up to now once for all its events: the batch
+ * reads them all as of that moment). */
+static int read_event(struct shpmu *pmu, struct kevent_batch *batch,
 		      struct reading *rd)
 {
 	const struct kevent *ev = rd->ev;
-	size_t n = (size_t)ev->nfds * ev->nvals;
+	size_t n = kevent_nvals_total(ev);
 	uint64_t *vals;
 	int err;
 
 	if (rd->vals)
 		return 0;
-	if (ev->bpf && !*bpf_flushed) {
-		err = bpf_backend_flush(pmu, pmu->bpf);
-		if (err)
-			return err;
-		*bpf_flushed = true;
-	}
 	vals = n <= KVAL_COUNT + 1 ? rd->inline_vals
 				   : malloc(n * sizeof(uint64_t));
 	if (!vals)
 		return -ENOMEM;
-	err = kevent_read_all(pmu, ev, *bpf_flushed, vals);
+	err = kevent_read_batched(pmu, batch, ev, vals);
 	if (err) {
 		if (vals != rd->inline_vals)
 			free(vals);
@@ -136,8 +130,8 @@ static int read_event(struct shpmu *pmu, bool *bpf_flushed,
 static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		       struct shpmu_count *sums)
 {
+	struct kevent_batch batch = { .nflushed = 0 };
 	struct reading *last = NULL;
-	bool bpf_flushed = false; /* once for the whole batch */
 	struct readings r;
 	int err;
 
@@ -161,18 +155,14 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		if (h->enabled) {
 			if (!last || last->ev != h->ev)
 				last = readings_slot(&r, h->ev);
-			err = last ? read_event(pmu, &bpf_flushed, last)
-				   : -ENOMEM;
+			err = last ? read_event(pmu, &batch, last) : -ENOMEM;
 			if (err)
 				break;
-			if (h->ev->nfds == 1 && h->ev->nvals == 3) {
+			if (window_is_single(h)) {
 				window_apply_sum_one(h, last->vals, &sums[k]);
 				continue;
 			}
-			for (uint32_t i = 0; i < h->ev->nfds; i++)
-				window_apply(h, i,
-					     last->vals +
-						     (size_t)i * h->ev->nvals);
+			window_apply_all(h, last->vals);
 		}
 		window_sum(h, -1, &sums[k]);
 	}
@@ -187,7 +177,7 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 	uint64_t stripes = 0;
 	int err;
 
-	if (!pmu || (n && (!hs || !out))) {
+	if (n && (!hs || !out)) {
 		pr_err(pmu, "shpmu_read_many: hs or out is NULL");
 		return shpmu_err(-EINVAL);
 	}
@@ -217,5 +207,5 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 		    struct shpmu_count *out)
 {
-	CONTEXT_CALL(pmu, read_many_checked(pmu, hs, n, out));
+	API_CALL(pmu, read_many_checked(pmu, hs, n, out));
 }

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "env.h"
 
 static int kernel_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				  int cpu, int group_fd, unsigned long flags,
@@ -78,13 +78,13 @@ const struct shpmu_sys_ops shpmu_sys_kernel = {
 
 void shpmu__set_sys_ops(struct shpmu *pmu, const struct shpmu_sys_ops *ops)
 {
-	pmu->sys = ops ? ops : &shpmu_sys_kernel;
+	env_of(pmu)->sys = ops ? ops : &shpmu_sys_kernel;
 }
 
 int sys_perf_event_open(struct shpmu *pmu, struct perf_event_attr *attr,
 			pid_t pid, int cpu, int group_fd, unsigned long flags)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int fd;
 
 	do
@@ -96,7 +96,7 @@ int sys_perf_event_open(struct shpmu *pmu, struct perf_event_attr *attr,
 
 ssize_t sys_read(struct shpmu *pmu, int fd, void *buf, size_t len)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	ssize_t n;
 
 	/* The hot path: a direct call, not an indirect one through the
@@ -111,7 +111,7 @@ ssize_t sys_read(struct shpmu *pmu, int fd, void *buf, size_t len)
 int sys_ioctl(struct shpmu *pmu, int fd, unsigned long request,
 	      unsigned long val)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int ret;
 
 	do
@@ -122,7 +122,7 @@ int sys_ioctl(struct shpmu *pmu, int fd, unsigned long request,
 
 int sys_close(struct shpmu *pmu, int fd)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 
 	if (ops->close(fd, ops->arg) < 0 && errno != EINTR)
 		return -errno;
@@ -131,7 +131,7 @@ int sys_close(struct shpmu *pmu, int fd)
 
 int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int fd;
 
 	do
@@ -143,7 +143,7 @@ int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags)
 int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 		struct open_how *how)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int fd, races = 0;
 
 	how->flags |= O_CLOEXEC;
@@ -159,7 +159,7 @@ int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
 			  struct file_handle *fh, int *mount_id, int flags)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int ret;
 
 	do
@@ -172,7 +172,7 @@ int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
 int sys_open_by_handle_at(struct shpmu *pmu, int mount_fd,
 			  struct file_handle *fh, int flags)
 {
-	const struct shpmu_sys_ops *ops = pmu->sys;
+	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
 	int fd;
 
 	do

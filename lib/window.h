@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The dup_count bookkeeping (seed 004) for one handle. For every value of
- * every fd the handle keeps base, the kernel's value at its last sync, and
- * acc, what it has accumulated in its own enabled windows:
+ * The dup_count bookkeeping (seed 004) for one handle, as arithmetic over
+ * readings its caller made (sync.c does the reading). For every value of
+ * every source of its kernel event the handle keeps base, the value at
+ * its last sync, and acc, what it has accumulated in its own windows:
  *
- *   sync while enabled:  acc += now - base; base = now
- *   enable:              base = now
- *   disable:             sync, then stop syncing
- *   reset:               sync, then acc = 0
+ *   start (enable):  base = now
+ *   apply (sync):    acc += now - base; base = now   (while enabled)
+ *   clear (reset):   acc = 0                         (after an apply)
  *
- * The kernel event runs whenever the handle is enabled, so now - base is
- * exactly what happened in the handle's window, whatever other handles do.
- * All of it runs under the handle's stripe lock.
+ * The sources count whenever the handle is enabled, so now - base is
+ * exactly what happened in the handle's window, whatever other handles
+ * do. The values are laid out base[nfds][nvals], then acc[nfds][nvals];
+ * only this file and its inline fast path know that.
  */
 #ifndef SHPMU_WINDOW_H
 #define SHPMU_WINDOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <shpmu/shpmu.h>
@@ -23,34 +25,48 @@
 #include "handles.h"
 #include "kevent.h"
 
-struct shpmu;
-struct handle;
-struct kevent;
-
 /* Gives h (whose ev is set) zeroed base and acc, in the slot when they
  * fit: 0 or -ENOMEM. window_free() undoes it. */
 int window_alloc(struct handle *h);
 void window_free(struct handle *h);
 
-/* Re-bases every fd of an enabling handle: base = now. */
-int window_start(struct shpmu *pmu, struct handle *h);
+/* Starts a window at now, a reading of every source: base = now. */
+void window_start(struct handle *h, const uint64_t *now);
 
-/* Syncs fd i of the handle (a no-op on the counts of a disabled one). */
-int window_sync_fd(struct shpmu *pmu, struct handle *h, uint32_t i);
-
-/* Syncs fd i of the handle with a reading already made (read_many reads
- * each kernel fd once for all its handles). */
+/* Applies source i's reading now (a no-op on a disabled handle). */
 void window_apply(struct handle *h, uint32_t i, const uint64_t *now);
 
-/* window_apply() then window_sum() for the common enabled handle: one
- * fd, one event. Batched reads spend most of their time
- * here, so it is inline and loop-free. */
+/* Applies a reading of every source. */
+void window_apply_all(struct handle *h, const uint64_t *now);
+
+/* Zeroes acc (after an apply: base is then now). */
+void window_clear(struct handle *h);
+
+/* The handle's reading (its first member's, for a group), summed over its
+ * sources; with only >= 0, source only. */
+void window_sum(const struct handle *h, int only, struct shpmu_count *out);
+
+/* The accumulated values of source i, nvals of them (KVAL_*). */
+const uint64_t *window_acc(const struct handle *h, uint32_t i);
+
+/* The common handle: one source, one event. The one test for the fast
+ * path below. */
+static inline bool window_is_single(const struct handle *h)
+{
+	return h->ev->nfds == 1 && h->ev->nvals == KVAL_COUNT + 1;
+}
+
+/* window_apply() then window_sum() for an enabled single handle, in one
+ * loop-free pass: reads and batched reads spend most of their time
+ * here. */
 static inline void window_apply_sum_one(struct handle *h, const uint64_t *now,
 					struct shpmu_count *out)
 {
 	uint64_t *base = h->state, *acc = h->state + KVAL_COUNT + 1;
 
 	for (int v = 0; v <= KVAL_COUNT; v++) {
+		/* The sources are never reset, so they only grow; a smaller
+		 * value would be a kernel bug, not a negative delta. */
 		if (now[v] > base[v])
 			acc[v] += now[v] - base[v];
 		base[v] = now[v];
@@ -59,19 +75,5 @@ static inline void window_apply_sum_one(struct handle *h, const uint64_t *now,
 	out->time_running = acc[KVAL_RUNNING];
 	out->value = acc[KVAL_COUNT];
 }
-
-/* Syncs every fd. On failure the fds synced so far stay synced, which
- * changes nothing a reader can see. */
-int window_sync(struct shpmu *pmu, struct handle *h);
-
-/* Zeroes acc (after a successful window_sync). */
-void window_clear(struct handle *h);
-
-/* The handle's reading (its first member's, for a group), summed over its
- * fds; with only set, fd only. */
-void window_sum(const struct handle *h, int only, struct shpmu_count *out);
-
-/* The accumulated values of fd i, nvals of them (KVAL_*). */
-const uint64_t *window_acc(const struct handle *h, uint32_t i);
 
 #endif

@@ -14,7 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpf_backend.h"
+#include "backend_bpf.h"
+#include "backend_choice.h"
 #include "helpers.h"
 
 static char base[2 * PATH_MAX], base_rel[PATH_MAX];

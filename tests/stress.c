@@ -33,7 +33,8 @@
 
 #include <shpmu/shpmu.h>
 
-#include "bpf_backend.h" /* shpmu__bpf_stray_switches */
+#include "backend_bpf.h"
+#include "backend_choice.h"
 
 #define HANDLES_PER_THREAD 4
 #define BATCH 80 /* more handles than there are stripe locks */

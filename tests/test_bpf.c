@@ -9,7 +9,8 @@
 #include <unistd.h>
 #include <stdio.h>
 
-#include "bpf_backend.h" /* shpmu__bpf_max_slots */
+#include "backend_bpf.h"
+#include "backend_choice.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 

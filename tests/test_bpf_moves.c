@@ -15,7 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpf_backend.h" /* shpmu__bpf_moves_settled, _no_ipi_hook */
+#include "backend_bpf.h"
+#include "backend_choice.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 

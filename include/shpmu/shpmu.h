@@ -35,6 +35,23 @@ extern "C" {
 #define SHPMU_API __attribute__((visibility("default")))
 #endif
 
+/** The version of this header. */
+#define SHPMU_VERSION_MAJOR 0
+#define SHPMU_VERSION_MINOR 2
+#define SHPMU_VERSION_PATCH 0
+/** One number for a version, comparable with < and >. */
+#define SHPMU_VERSION_CODE(major, minor, patch)                               \
+	(((major) << 16) | ((minor) << 8) | (patch))
+#define SHPMU_VERSION                                                          \
+	SHPMU_VERSION_CODE(SHPMU_VERSION_MAJOR, SHPMU_VERSION_MINOR,          \
+			   SHPMU_VERSION_PATCH)
+
+/**
+ * @brief The version of the library running, as SHPMU_VERSION_CODE(): it
+ *        may be newer than the header the caller was built with.
+ */
+SHPMU_API unsigned int shpmu_version(void);
+
 /** Opaque library context: owns every kernel fd and handle. */
 struct shpmu;
 
@@ -104,7 +121,11 @@ enum shpmu_target_kind {
 /** shpmu_target.cpu value meaning every online CPU. */
 #define SHPMU_ALL_CPUS (-1)
 
-/** The thing to count. Zero-initialize, then set what the kind uses. */
+/**
+ * The thing to count. Zero-initialize it (a designated initializer does),
+ * then set what the kind uses: reserved is room for fields later versions
+ * add, which must be zero until then (-EINVAL otherwise).
+ */
 struct shpmu_target {
 	enum shpmu_target_kind kind;
 	pid_t pid; /**< TASK: 0 = the calling thread, else a tid or pid */
@@ -113,7 +134,11 @@ struct shpmu_target {
 	int cpu;
 	uint64_t cgroup_id;	 /**< CGROUP: the cgroup's id, or 0 */
 	const char *cgroup_path; /**< CGROUP: used when cgroup_id is 0 */
+	uint64_t reserved[4];	 /**< zero */
 };
+
+/** The most events one group (shpmu_open_group()) may hold. */
+#define SHPMU_GROUP_MAX 64
 
 /** One handle's reading. */
 struct shpmu_count {
@@ -124,13 +149,15 @@ struct shpmu_count {
 	uint64_t time_running; /**< ns of that the event was on the PMU */
 };
 
-/** Sharing statistics of a context. */
+/** Sharing statistics of a context. reserved is room for statistics
+ *  later versions add: written as zero until then. */
 struct shpmu_stats {
 	uint64_t handles;	/**< open virtual handles */
 	uint64_t kernel_events; /**< distinct kernel events behind them */
 	uint64_t kernel_fds;	/**< perf_event fds held */
 	uint64_t opens;		/**< successful opens since shpmu_new() */
 	uint64_t shared_opens;	/**< of those, served by an existing event */
+	uint64_t reserved[8];	/**< zero */
 };
 
 /**
@@ -165,7 +192,7 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  * exited: a new request for a reused tid gets a new event.
  *
  * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target,
- *         a CPU that is not online),
+ *         a CPU that is not online, non-zero target->reserved),
  *         -E2BIG (attr bytes past what this version knows are non-zero, or
  *         a size over a page),
  *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),
@@ -194,6 +221,10 @@ SHPMU_API int shpmu_open_name(struct shpmu *pmu, const char *event,
 /**
  * @brief Encodes an event name into a counting attr (enabled, size set),
  *        for shpmu_open_group() or for changing it before shpmu_open().
+ *        libpfm4 knows every PMU of the machine; where it does not know
+ *        the CPU, the kernel's generic names ("cycles", "task-clock",
+ *        "cs", "L1-dcache-load-misses", with ":u", ":k") still encode,
+ *        as libpfm4 would.
  * @return 0, -ENOENT (unknown name), -EINVAL (bad modifier or NULL).
  */
 SHPMU_API int shpmu_event_attr(struct shpmu *pmu, const char *event,
@@ -204,8 +235,10 @@ SHPMU_API int shpmu_event_attr(struct shpmu *pmu, const char *event,
  *        and its description), as libpfm4 knows them.
  * @param cb returns 0 to go on; anything else stops the walk and is
  *        returned
- * @return 0, cb's non-zero return, -EINVAL (NULL cb), -ENOTSUP (libpfm4
- *         failed to initialize).
+ * Where libpfm4 cannot initialize (a CPU it does not know), the kernel's
+ * generic events are listed, with the names shpmu_event_attr() then
+ * takes.
+ * @return 0, cb's non-zero return, -EINVAL (NULL cb).
  */
 SHPMU_API int shpmu_list_events(struct shpmu *pmu,
 				int (*cb)(const char *name, const char *desc,
@@ -217,7 +250,7 @@ SHPMU_API int shpmu_list_events(struct shpmu *pmu,
  *        nothing), shared only with an identical group on the same target.
  * @param attrs n attrs, leader first; attrs[0].disabled says whether the
  *        group counts from now, the members' disabled is ignored
- * @param n 1 to 64
+ * @param n 1 to SHPMU_GROUP_MAX
  * @return a group handle, used like any handle (enable, disable, reset,
  *         close; shpmu_read gives the leader), or shpmu_open()'s errors.
  */

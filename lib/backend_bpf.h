@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF backend of one context (backend_bpf.c; backend_bpf_stub.c where
+ * libshpmu was built without it): cgroup targets of one counting attr,
+ * room for 8 distinct attrs and a number of cgroups that shrinks with the
+ * CPU count. Its open gives -ENOSPC past either, -EOPNOTSUPP for what it
+ * does not count.
+ */
+#ifndef SHPMU_BACKEND_BPF_H
+#define SHPMU_BACKEND_BPF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct shpmu;
+struct backend;
+
+/* Loads the program: 0, or -EOPNOTSUPP logged with why (not built, no
+ * privileges, a kernel that refuses it, too many CPUs). The caller has
+ * checked for cgroup2. */
+int bpf_backend_new(struct shpmu *pmu, struct backend **out);
+void bpf_backend_free(struct shpmu *pmu, struct backend *b);
+
+/* What the program counted of itself (see cgroup_counter.bpf.c): switches
+ * the tracepoint hid, the strays among them, and moves of a running task
+ * settled when they happened. Zeros without BPF. */
+struct bpf_backend_counters {
+	uint64_t unseen, strays, moves;
+};
+void bpf_backend_counters(const struct backend *b,
+			  struct bpf_backend_counters *out);
+
+/* For tests: when non-zero, how many cgroups backends made from now on
+ * have room for; when set, backends made from now on settle only the
+ * moves a task makes itself, as where the kernel has no csd
+ * tracepoints. */
+extern uint32_t shpmu__bpf_max_slots;
+extern bool shpmu__bpf_no_ipi_hook;
+
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "backend_choice.h"
+
+#include <errno.h>
+
+#include "backend.h"
+#include "backend_bpf.h"
+#include "cpus.h"
+#include "context.h"
+#include "kevent.h"
+#include "log.h"
+
+/* What the BPF backend counts: a cgroup, one attr (groups stay classic). */
+static bool bpf_counts(const struct share_key *key)
+{
+	return key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1;
+}
+
+static int load_bpf(struct shpmu *pmu)
+{
+	if (!pmu->cgroups.root || !pmu->cgroups.v2) {
+		pr_info(pmu, "the BPF cgroup backend needs cgroup2: BPF sees "
+			     "cgroup2 ids only");
+		return -EOPNOTSUPP;
+	}
+	return bpf_backend_new(pmu, &pmu->bpf);
+}
+
+int backend_choice_init(struct shpmu *pmu)
+{
+	int err = -pthread_mutex_init(&pmu->backend_lock, NULL);
+
+	if (err)
+		return err;
+	/* SHPMU_F_NO_SHARING is the one-event-per-request baseline: AUTO
+	 * means classic cgroup events there. */
+	pmu->bpf_tried = pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_PERF ||
+			   (pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
+			    (pmu->flags & SHPMU_F_NO_SHARING));
+	if (pmu->cgroup_backend != SHPMU_CGROUP_BACKEND_BPF)
+		return 0;
+	pmu->bpf_tried = true;
+	err = load_bpf(pmu);
+	if (err) {
+		pr_err(pmu, "shpmu_new: the BPF cgroup backend cannot work "
+			    "here (see above); use SHPMU_CGROUP_BACKEND_AUTO or "
+			    "_PERF");
+		pthread_mutex_destroy(&pmu->backend_lock);
+	}
+	return err;
+}
+
+void backend_choice_fini(struct shpmu *pmu)
+{
+	bpf_backend_free(pmu, pmu->bpf);
+	pthread_mutex_destroy(&pmu->backend_lock);
+}
+
+int backend_prepare(struct shpmu *pmu, const struct share_key *key)
+{
+	int err = 0;
+
+	if (!bpf_counts(key))
+		return 0;
+	pthread_mutex_lock(&pmu->backend_lock);
+	if (!pmu->bpf_tried && key->target.cpu >= 0)
+		err = cpus_check_online(pmu, key->target.cpu);
+	if (!pmu->bpf_tried && !err) {
+		pmu->bpf_tried = true;
+		if (load_bpf(pmu))
+			pr_info(pmu, "counting cgroups with classic cgroup "
+				     "events: the BPF backend cannot work here "
+				     "(see above)");
+	}
+	pthread_mutex_unlock(&pmu->backend_lock);
+	return err;
+}
+
+int backend_new_event(struct shpmu *pmu, const struct share_key *key,
+		      uint64_t hash, int cgroup_fd, struct kevent **out)
+{
+	/* (set before the context lock, by backend_prepare or at new) */
+	struct backend *b = bpf_counts(key) && pmu->bpf ? pmu->bpf
+							 : &backend_perf;
+	int err;
+
+	err = kevent_new(pmu, b, key, hash, cgroup_fd, &pmu->stats, out);
+	/* Out of room: AUTO counts this one the classic way. */
+	if (err == -ENOSPC && b != &backend_perf &&
+	    pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO) {
+		pr_info(pmu, "counting this cgroup with classic cgroup events "
+			     "instead");
+		err = kevent_new(pmu, &backend_perf, key, hash, cgroup_fd,
+				 &pmu->stats, out);
+	}
+	return err;
+}
+
+/* For tests, through the static library. */
+
+static struct bpf_backend_counters counters_of(const struct shpmu *pmu)
+{
+	struct shpmu *p = (struct shpmu *)pmu;
+	struct bpf_backend_counters c = { 0 };
+
+	pthread_mutex_lock(&p->backend_lock);
+	if (p->bpf)
+		bpf_backend_counters(p->bpf, &c);
+	pthread_mutex_unlock(&p->backend_lock);
+	return c;
+}
+
+uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
+{
+	return counters_of(pmu).unseen;
+}
+
+uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
+{
+	return counters_of(pmu).strays;
+}
+
+uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)
+{
+	return counters_of(pmu).moves;
+}

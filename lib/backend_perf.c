@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The classic backend: every kernel event has its own perf fds, one per
+ * CPU it spans (a group: a leader and its members per CPU).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "explain.h"
+#include "kevent.h"
+#include "log.h"
+#include "sys.h"
+
+#define READ_FORMAT                                                            \
+	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define GROUP_FORMAT (READ_FORMAT | PERF_FORMAT_GROUP | PERF_FORMAT_ID)
+
+/* ev's fds: nfds * nevents, CPU by CPU; fds_of(ev, i)[0] is CPU i's
+ * group leader, the fd that is read and switched. */
+static int *fds_of(const struct kevent *ev, uint32_t i)
+{
+	return &ev->priv.fds[(size_t)i * ev->key.nevents];
+}
+
+static size_t nfds_total(const struct kevent *ev)
+{
+	return (size_t)ev->nfds * ev->key.nevents;
+}
+
+static const char *target_name(const struct target_key *t, char *buf,
+			       size_t len)
+{
+	if (t->kind == SHPMU_TARGET_TASK)
+		snprintf(buf, len, "task %d", t->pid);
+	else if (t->kind == SHPMU_TARGET_CGROUP)
+		snprintf(buf, len, "cgroup %llu",
+			 (unsigned long long)t->cgroup_id);
+	else if (t->cpu == SHPMU_ALL_CPUS)
+		snprintf(buf, len, "all CPUs");
+	else
+		snprintf(buf, len, "cpu %d", t->cpu);
+	return buf;
+}
+
+static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
+			    uint32_t i, uint32_t m,
+			    const struct perf_event_attr *attr, pid_t pid,
+			    unsigned long flags, int err)
+{
+	int group_fd = m ? fds_of(ev, i)[0] : -1;
+	char why[384], where[64];
+
+	explain_open_error(pmu, err, attr, pid, ev->cpus[i], group_fd, flags,
+			   why, sizeof(why));
+	pr_err(pmu,
+	       "perf_event_open(type %u, config %#llx%s) for %s (cpu %d): "
+	       "%s: %s",
+	       attr->type, (unsigned long long)attr->config,
+	       ev->key.nevents > 1 ? ", in a group" : "",
+	       target_name(&ev->key.target, where, sizeof(where)),
+	       ev->cpus[i], strerror(-err), why);
+}
+
+/* Opens one CPU's events: the leader, then the members into its group. */
+static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i,
+		    pid_t pid, unsigned long flags)
+{
+	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
+	uint32_t nevents = ev->key.nevents, m;
+	int *fds = fds_of(ev, i);
+	int fd;
+
+	for (m = 0; m < nevents; m++) {
+		key_to_attr(&ev->key.events[m],
+			    nevents > 1 ? GROUP_FORMAT : READ_FORMAT, attr);
+		/* Members follow their leader's enable state. */
+		if (m > 0)
+			((struct perf_event_attr *)attr)->disabled = 0;
+		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
+					 pid, ev->cpus[i], m ? fds[0] : -1,
+					 flags);
+		if (fd < 0)
+			goto fail;
+		fds[m] = fd;
+	}
+	return 0;
+fail:
+	explain_failure(pmu, ev, i, m, (struct perf_event_attr *)attr, pid,
+			flags, fd);
+	while (m--)
+		sys_close(pmu, fds[m]);
+	return fd;
+}
+
+static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
+		     struct backend_cost *cost)
+{
+	const struct target_key *t = &ev->key.target;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+	pid_t pid = t->pid;
+	uint32_t i;
+	int err;
+
+	ev->priv.fds = calloc(nfds_total(ev), sizeof(int));
+	if (!ev->priv.fds)
+		return -ENOMEM;
+	if (t->kind == SHPMU_TARGET_CGROUP) {
+		pid = cgroup_fd;
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	for (i = 0; i < ev->nfds; i++) {
+		err = open_cpu(pmu, ev, i, pid, flags);
+		if (err)
+			goto fail;
+	}
+	cost->events = 1;
+	cost->fds = (int64_t)nfds_total(ev);
+	return 0;
+fail:
+	while (i--)
+		for (uint32_t m = 0; m < ev->key.nevents; m++)
+			sys_close(pmu, fds_of(ev, i)[m]);
+	free(ev->priv.fds);
+	return err;
+}
+
+static void perf_close(struct shpmu *pmu, struct kevent *ev,
+		       struct backend_cost *cost)
+{
+	for (size_t i = 0; i < nfds_total(ev); i++)
+		sys_close(pmu, ev->priv.fds[i]);
+	free(ev->priv.fds);
+	cost->events = 1;
+	cost->fds = (int64_t)nfds_total(ev);
+}
+
+static int perf_enable(struct shpmu *pmu, struct kevent *ev, bool on)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+	unsigned long undo = on ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < ev->nfds; i++) {
+		err = sys_ioctl(pmu, fds_of(ev, i)[0], req, PERF_IOC_FLAG_GROUP);
+		if (err < 0)
+			break;
+	}
+	if (!err)
+		return 0;
+	pr_err(pmu, "cannot %s kernel event on cpu %d: %s",
+	       on ? "enable" : "disable", ev->cpus[i], strerror(-err));
+	while (i--)
+		sys_ioctl(pmu, fds_of(ev, i)[0], undo, PERF_IOC_FLAG_GROUP);
+	return err;
+}
+
+/* A group reads as nr, time_enabled, time_running, then (value, id) per
+ * member in the order they joined: leader first. */
+static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
+		      uint64_t *vals)
+{
+	uint64_t buf[3 + 2 * SHPMU_GROUP_MAX];
+	uint32_t nevents = ev->key.nevents;
+	size_t want = (3 + 2 * (size_t)nevents) * sizeof(uint64_t);
+	ssize_t n;
+
+	n = sys_read(pmu, fds_of(ev, i)[0], buf, want);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != want || buf[0] != nevents) {
+		pr_err(pmu, "short read of group on cpu %d: %zd of %zu bytes",
+		       ev->cpus[i], n, want);
+		return -EIO;
+	}
+	vals[KVAL_ENABLED] = buf[1];
+	vals[KVAL_RUNNING] = buf[2];
+	for (uint32_t m = 0; m < nevents; m++)
+		vals[KVAL_COUNT + m] = buf[3 + 2 * m];
+	return 0;
+}
+
+static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
+		    uint64_t *vals)
+{
+	/* The kernel's layout for READ_FORMAT: value, enabled, running. */
+	uint64_t buf[3];
+	ssize_t n;
+
+	if (ev->key.nevents > 1)
+		return read_group(pmu, ev, i, vals);
+	n = sys_read(pmu, fds_of(ev, i)[0], buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n != (ssize_t)sizeof(buf)) {
+		pr_err(pmu, "short read of kernel event on cpu %d: %zd bytes",
+		       ev->cpus[i], n);
+		return -EIO;
+	}
+	vals[KVAL_ENABLED] = buf[1];
+	vals[KVAL_RUNNING] = buf[2];
+	vals[KVAL_COUNT] = buf[0];
+	return 0;
+}
+
+/* A read(2) of an fd is always current: fresh changes nothing. */
+static int perf_read(struct shpmu *pmu, const struct kevent *ev,
+		     uint32_t first, uint32_t n, bool fresh, uint64_t *vals)
+{
+	int err = 0;
+
+	(void)fresh;
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = read_one(pmu, ev, first + i,
+			       vals + (size_t)i * ev->nvals);
+	return err;
+}
+
+static const struct backend_ops perf_ops = {
+	.open = perf_open,
+	.close = perf_close,
+	.enable = perf_enable,
+	.read = perf_read,
+};
+
+struct backend backend_perf = { .ops = &perf_ops };

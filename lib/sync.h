@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A handle's windows against its kernel event: each reads the event and
+ * hands the reading to window.c. The caller holds the handle's stripe (or
+ * the handle is not published yet).
+ */
+#ifndef SHPMU_SYNC_H
+#define SHPMU_SYNC_H
+
+#include <stdbool.h>
+
+struct shpmu;
+struct handle;
+
+/* Opens a window: base = the event now, and one more enabled handle on
+ * it (the first switches its sources on; at_open: not an enable_on_exec
+ * event, which the kernel switches on at exec). The caller marks the
+ * handle enabled once it succeeds. 0 or -errno, nothing changed. */
+int sync_start(struct shpmu *pmu, struct handle *h, bool at_open);
+
+/* Closes a window with a last reading, and one fewer enabled handle (the
+ * last switches the sources off). The caller marks the handle disabled
+ * once it succeeds. 0 or -errno; on error the handle still counts. */
+int sync_stop(struct shpmu *pmu, struct handle *h);
+
+/* Brings an enabled handle up to now: every source, or source only if
+ * only >= 0. 0 or -errno; sources already applied stay applied, which no
+ * reader can tell from their not being applied. */
+int sync_now(struct shpmu *pmu, struct handle *h, int only);
+
+/* A closing handle gives its enabled share back, without a reading. */
+void sync_drop(struct shpmu *pmu, struct handle *h);
+
+#endif
