@@ -20,7 +20,7 @@
 #include "bench.h"
 
 #define ROUND_TRIPS 20000
-#define EXTRA_MAX 1000
+#define EXTRA_MAX   1000
 
 static char base[512];
 
@@ -102,9 +102,9 @@ static int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
 {
 	struct perf_event_attr a = bench_attr(config, false);
 	char path[600];
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = path };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = path};
 
 	snprintf(path, sizeof(path), "%s/%s", base, name);
 	return shpmu_open(pmu, &a, &t);
@@ -209,14 +209,13 @@ static void bpf_fds(struct figure *f)
 				PERF_COUNT_SW_CPU_CLOCK,
 				PERF_COUNT_SW_TASK_CLOCK,
 				PERF_COUNT_SW_PAGE_FAULTS,
-				PERF_COUNT_SW_CONTEXT_SWITCHES
-			};
+				PERF_COUNT_SW_CONTEXT_SWITCHES};
 			struct perf_event_attr a =
 				bench_attr(configs[e % 4], false);
 			char path[600];
-			struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-						  .cpu = SHPMU_ALL_CPUS,
-						  .cgroup_path = path };
+			struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+						 .cpu = SHPMU_ALL_CPUS,
+						 .cgroup_path = path};
 
 			a.exclude_kernel = e >= 4;
 			snprintf(path, sizeof(path), "%s/%s", base, name);
@@ -238,9 +237,9 @@ void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 			 struct figure *f1000, struct figure *b200,
 			 struct figure *b1000, struct figure *bfds)
 {
-	struct figure *classic[3] = { f0, f200, f1000 };
-	struct figure *bpf[2] = { b200, b1000 };
-	static const int extra[3] = { 0, 200, EXTRA_MAX };
+	struct figure *classic[3] = {f0, f200, f1000};
+	struct figure *bpf[2] = {b200, b1000};
+	static const int extra[3] = {0, 200, EXTRA_MAX};
 	struct shpmu *probe = shpmu_new(NULL);
 	struct shpmu *try_bpf;
 
@@ -260,7 +259,7 @@ void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 	run_backend(SHPMU_CGROUP_BACKEND_PERF, classic, 3, extra);
 	try_bpf = shpmu_new(&(struct shpmu_opts){
 		.sz = sizeof(struct shpmu_opts),
-		.cgroup_backend = SHPMU_CGROUP_BACKEND_BPF });
+		.cgroup_backend = SHPMU_CGROUP_BACKEND_BPF});
 	if (!try_bpf) {
 		figure_skip(b200, "the BPF backend cannot work here");
 		figure_skip(b1000, "the BPF backend cannot work here");

@@ -10,8 +10,7 @@
 
 #include "bench.h"
 
-static const struct shpmu_target self = { .kind = SHPMU_TARGET_TASK,
-					  .cpu = -1 };
+static const struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 
 static struct shpmu *new_pmu(unsigned int flags)
 {
@@ -41,8 +40,8 @@ void bench_open_dup(struct figure *f, struct figure *vs_read)
 {
 	enum { RAW = 100, DUP = 2000 };
 	struct perf_event_attr a = bench_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct perf_event_attr stopped = bench_attr(PERF_COUNT_SW_TASK_CLOCK,
-						    true);
+	struct perf_event_attr stopped =
+		bench_attr(PERF_COUNT_SW_TASK_CLOCK, true);
 	static int fds[RAW], hs[DUP];
 	double samples[REPS], raws[REPS], dups[REPS], idle[REPS];
 	double per_read[REPS], reads[REPS];
@@ -152,10 +151,9 @@ void bench_read_overhead(struct figure *f)
 /* The 8 distinct task events the batched-read figure spreads over. */
 static struct perf_event_attr event_of(int i)
 {
-	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
-					     PERF_COUNT_SW_CPU_CLOCK,
-					     PERF_COUNT_SW_PAGE_FAULTS,
-					     PERF_COUNT_SW_CONTEXT_SWITCHES };
+	static const uint64_t configs[4] = {
+		PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+		PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_CONTEXT_SWITCHES};
 	struct perf_event_attr a = bench_attr(configs[i % 4], false);
 
 	a.exclude_kernel = (i / 4) % 2;
@@ -208,8 +206,8 @@ void bench_read_many(struct figure *f)
 void bench_fds(struct figure *raw, struct figure *shared)
 {
 	enum { CONSUMERS = 1000, EVENTS = 8 };
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
 	int cpus = online_cpus(), held = 0, wanted = CONSUMERS * EVENTS * cpus;
 	int *fds = calloc((size_t)wanted, sizeof(*fds));
 	struct shpmu *pmu = new_pmu(0);
@@ -301,8 +299,8 @@ static double op_cost(struct shpmu *pmu, const struct perf_event_attr *a)
 void bench_op_cost_growth(struct figure *f)
 {
 	struct perf_event_attr a = bench_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct perf_event_attr idle = bench_attr(PERF_COUNT_SW_TASK_CLOCK,
-						 true);
+	struct perf_event_attr idle =
+		bench_attr(PERF_COUNT_SW_TASK_CLOCK, true);
 	struct shpmu *small = new_pmu(0), *big = new_pmu(0);
 	double samples[REPS];
 

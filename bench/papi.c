@@ -33,7 +33,7 @@ static void skip_with_reason(struct figure *f, const char *call, int ret)
 void bench_papi_read(struct figure *f)
 {
 	enum { N = 20000 };
-	struct shpmu_target self = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct perf_event_attr a = bench_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu *pmu = shpmu_new(NULL);
 	int es = PAPI_NULL, h, ret;

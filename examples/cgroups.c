@@ -34,8 +34,8 @@ static int usage(void)
 /* A number names a cgroup id, anything else a path. */
 static struct shpmu_target cgroup_target(const char *arg)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS};
 	char *end;
 	uint64_t id = strtoull(arg, &end, 0);
 
@@ -48,12 +48,12 @@ static struct shpmu_target cgroup_target(const char *arg)
 
 static int count(struct shpmu *pmu, int ms, char **cgroups, int n)
 {
-	const uint64_t configs[2] = { PERF_COUNT_SW_TASK_CLOCK,
-				      PERF_COUNT_SW_CONTEXT_SWITCHES };
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	const uint64_t configs[2] = {PERF_COUNT_SW_TASK_CLOCK,
+				     PERF_COUNT_SW_CONTEXT_SWITCHES};
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	struct perf_event_attr attr;
 	struct shpmu_stats st;
-	int (*h)[2] = calloc((size_t)n, sizeof(*h));
+	int(*h)[2] = calloc((size_t)n, sizeof(*h));
 	int status = 0;
 
 	if (!h)

@@ -22,7 +22,7 @@ static void busy(int n)
 
 int main(void)
 {
-	struct shpmu_target self = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct perf_event_attr attr;
 	struct shpmu_count a, b;
 	struct shpmu_stats st;
@@ -43,7 +43,8 @@ int main(void)
 	busy(50);
 	hb = shpmu_open(pmu, &attr, &self); /* shares ha's kernel event */
 	if (ha < 0 || hb < 0) {
-		fprintf(stderr, "shpmu_open: %s\n", strerror(-(ha < 0 ? ha : hb)));
+		fprintf(stderr, "shpmu_open: %s\n",
+			strerror(-(ha < 0 ? ha : hb)));
 		shpmu_free(pmu);
 		return 1;
 	}

@@ -28,7 +28,7 @@
 
 #include <shpmu/shpmu.h>
 
-#define INTERVALS 3
+#define INTERVALS   3
 #define INTERVAL_MS 300
 #define NCONTAINERS 3
 
@@ -42,7 +42,7 @@ struct request {
 
 static struct request reqs[32];
 static size_t nreqs;
-static const char *container_names[NCONTAINERS] = { "web", "db", "batch" };
+static const char *container_names[NCONTAINERS] = {"web", "db", "batch"};
 static char container_paths[NCONTAINERS][600];
 static uint64_t container_ids[NCONTAINERS];
 static pid_t workers[NCONTAINERS];
@@ -51,7 +51,7 @@ static char demo_cgroup[512];
 static void add(const char *plugin, const char *event,
 		struct shpmu_target target, const char *label)
 {
-	reqs[nreqs++] = (struct request){ plugin, event, target, label, -1 };
+	reqs[nreqs++] = (struct request){plugin, event, target, label, -1};
 }
 
 /* A worker that moves itself into a cgroup, then mixes CPU and sleep in a
@@ -72,7 +72,7 @@ static pid_t start_worker(const char *cgroup, int busy_share)
 		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
 			_exit(1);
 		for (;;) {
-			struct timespec nap = { 0, 1000000L * (10 - busy_share) };
+			struct timespec nap = {0, 1000000L * (10 - busy_share)};
 
 			for (volatile long i = 0; i < 300000L * busy_share; i++)
 				;
@@ -127,21 +127,21 @@ static void remove_containers(void)
 
 static void plan(bool containers)
 {
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
-	struct shpmu_target self = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 
 	add("cpu", "cpu-clock", all, "all CPUs");
 	add("cpu", "context-switches", all, "all CPUs");
 	add("sched", "context-switches", all, "all CPUs");
 	for (int i = 0; containers && i < NCONTAINERS; i++) {
-		struct shpmu_target by_path = { .kind = SHPMU_TARGET_CGROUP,
-						.cpu = SHPMU_ALL_CPUS,
-						.cgroup_path =
-							container_paths[i] };
-		struct shpmu_target by_id = { .kind = SHPMU_TARGET_CGROUP,
-					      .cpu = SHPMU_ALL_CPUS,
-					      .cgroup_id = container_ids[i] };
+		struct shpmu_target by_path = {.kind = SHPMU_TARGET_CGROUP,
+					       .cpu = SHPMU_ALL_CPUS,
+					       .cgroup_path =
+						       container_paths[i]};
+		struct shpmu_target by_id = {.kind = SHPMU_TARGET_CGROUP,
+					     .cpu = SHPMU_ALL_CPUS,
+					     .cgroup_id = container_ids[i]};
 
 		add("container", "task-clock", by_path, container_names[i]);
 		add("container", "context-switches", by_path,
@@ -261,7 +261,7 @@ static void print_savings(const struct shpmu_stats *shared)
 {
 	SHPMU_OPTS(opts, .flags = SHPMU_F_NO_SHARING);
 	struct shpmu *alone = shpmu_new(&opts);
-	struct shpmu_stats st = { 0 };
+	struct shpmu_stats st = {0};
 
 	if (alone) {
 		open_all(alone, false);
@@ -283,7 +283,7 @@ static void print_savings(const struct shpmu_stats *shared)
 
 int main(void)
 {
-	struct timespec interval = { 0, INTERVAL_MS * 1000000L };
+	struct timespec interval = {0, INTERVAL_MS * 1000000L};
 	struct shpmu_stats st;
 	struct shpmu *pmu;
 	bool containers;

@@ -10,8 +10,9 @@ int api_refuse(struct shpmu *pmu, const char *fn)
 	/* No logging for re-entry: the log callback may be what re-entered. */
 	if (api_depth > 0)
 		return -EDEADLK;
-	pr_err(pmu, "%s: this context belongs to the parent process; a "
-		    "forked child must create its own",
+	pr_err(pmu,
+	       "%s: this context belongs to the parent process; a "
+	       "forked child must create its own",
 	       fn);
 	return -EPERM;
 }

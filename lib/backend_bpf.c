@@ -48,7 +48,7 @@ struct slot_totals {
 /* Per-CPU totals cost MAX_EVENTS * 24 bytes per slot per possible CPU:
  * big machines get fewer slots, within these bounds. */
 #define TOTALS_BUDGET (64u << 20)
-#define MIN_SLOTS 1024u
+#define MIN_SLOTS     1024u
 
 /* A counted cgroup. */
 struct slot {
@@ -116,8 +116,7 @@ static void drop_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 static uint8_t counter_kind(const struct event_key *key)
 {
 	/* The kernel counts switches in kernel mode only. */
-	if (key->type != PERF_TYPE_SOFTWARE ||
-	    (key->bits & KEY_EXCLUDE_KERNEL))
+	if (key->type != PERF_TYPE_SOFTWARE || (key->bits & KEY_EXCLUDE_KERNEL))
 		return KIND_READ;
 	if (key->config == PERF_COUNT_SW_CONTEXT_SWITCHES)
 		return KIND_CONTEXT_SWITCHES;
@@ -157,28 +156,29 @@ static int make_event(struct shpmu *pmu, struct bpf_backend *b, uint32_t e,
 	for (i = 0; i < b->prog.nonline; i++) {
 		uint64_t v[3];
 		int cpu = se->cpus[i];
-		int fd = sys_perf_event_open(pmu,
-					     (struct perf_event_attr *)attr,
-					     -1, cpu, -1,
-					     PERF_FLAG_FD_CLOEXEC);
+		int fd =
+			sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
+					    -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 		if (fd < 0) {
 			err = fd;
-			pr_err(pmu, "BPF backend: perf_event_open on cpu %d: "
-				    "%s",
+			pr_err(pmu,
+			       "BPF backend: perf_event_open on cpu %d: "
+			       "%s",
 			       cpu, strerror(-err));
 			goto fail;
 		}
 		se->fds[se->nfds++] = fd;
 		if (cpu >= b->possible ||
 		    sys_read(pmu, fd, v, sizeof(v)) != sizeof(v)) {
-			pr_err(pmu, "BPF backend: cannot read the new event on "
-				    "cpu %d",
+			pr_err(pmu,
+			       "BPF backend: cannot read the new event on "
+			       "cpu %d",
 			       cpu);
 			err = -EIO;
 			goto fail;
 		}
-		base[cpu] = (struct bpf_perf_event_value){ v[0], v[1], v[2] };
+		base[cpu] = (struct bpf_perf_event_value){v[0], v[1], v[2]};
 	}
 	b->prog.skel->bss->event_kind[e] = counter_kind(key);
 	if (bpf_map_update_elem(bpf_map__fd(b->prog.skel->maps.previous), &e,
@@ -233,8 +233,9 @@ static int get_event(struct shpmu *pmu, struct bpf_backend *b,
 			free_index = e;
 	}
 	if (free_index == MAX_EVENTS) {
-		pr_err(pmu, "the BPF cgroup backend counts at most %d distinct "
-			    "events at once",
+		pr_err(pmu,
+		       "the BPF cgroup backend counts at most %d distinct "
+		       "events at once",
 		       MAX_EVENTS);
 		return -ENOSPC;
 	}
@@ -270,8 +271,9 @@ static int new_slot(struct shpmu *pmu, struct bpf_backend *b, uint32_t *out,
 		return 0;
 	}
 	if (fifo_empty(&b->free)) {
-		pr_err(pmu, "the BPF cgroup backend counts at most %u cgroups "
-			    "on this machine",
+		pr_err(pmu,
+		       "the BPF cgroup backend counts at most %u cgroups "
+		       "on this machine",
 		       b->max_slots);
 		return -ENOSPC;
 	}
@@ -377,8 +379,8 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 /* Per-CPU totals on the stack up to this many possible CPUs (3 KiB). */
 #define STACK_CPUS 16
 
-static int bpf_read(struct shpmu *pmu, const struct kevent *ev,
-		    uint32_t first, uint32_t n, bool fresh, uint64_t *vals)
+static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		    uint32_t n, bool fresh, uint64_t *vals)
 {
 	struct slot_totals stack[STACK_CPUS], *per_cpu = stack;
 	struct bpf_backend *b = bpf_of(ev);
@@ -448,14 +450,15 @@ int bpf_backend_new(struct shpmu *pmu, struct backend **out)
 	fifo_init(&b->free);
 	b->possible = libbpf_num_possible_cpus();
 	if (b->possible <= 0 || b->possible > MAX_CPUS) {
-		pr_info(pmu, "the BPF cgroup backend handles up to %d CPUs, "
-			     "this machine may have %d",
+		pr_info(pmu,
+			"the BPF cgroup backend handles up to %d CPUs, "
+			"this machine may have %d",
 			MAX_CPUS, b->possible);
 		free(b);
 		return -EOPNOTSUPP;
 	}
-	b->max_slots = TOTALS_BUDGET / ((uint32_t)b->possible *
-					 sizeof(struct slot_totals));
+	b->max_slots = TOTALS_BUDGET /
+		       ((uint32_t)b->possible * sizeof(struct slot_totals));
 	if (b->max_slots > MAX_SLOTS)
 		b->max_slots = MAX_SLOTS;
 	if (b->max_slots < MIN_SLOTS)
@@ -481,7 +484,7 @@ int bpf_backend_new(struct shpmu *pmu, struct backend **out)
 void bpf_backend_free(struct shpmu *pmu, struct backend *backend)
 {
 	struct bpf_backend *b = (struct bpf_backend *)backend;
-	struct backend_cost ignored = { 0 };
+	struct backend_cost ignored = {0};
 
 	if (!b)
 		return;

@@ -29,5 +29,5 @@ void bpf_backend_counters(const struct backend *b,
 			  struct bpf_backend_counters *out)
 {
 	(void)b;
-	*out = (struct bpf_backend_counters){ 0 };
+	*out = (struct bpf_backend_counters){0};
 }

@@ -35,16 +35,17 @@ int backend_choice_init(struct shpmu *pmu)
 	/* SHPMU_F_NO_SHARING is the one-event-per-request baseline: AUTO
 	 * means classic cgroup events there. */
 	pmu->bpf_tried = pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_PERF ||
-			   (pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
-			    (pmu->flags & SHPMU_F_NO_SHARING));
+			 (pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
+			  (pmu->flags & SHPMU_F_NO_SHARING));
 	if (pmu->cgroup_backend != SHPMU_CGROUP_BACKEND_BPF)
 		return 0;
 	pmu->bpf_tried = true;
 	err = load_bpf(pmu);
 	if (err) {
-		pr_err(pmu, "shpmu_new: the BPF cgroup backend cannot work "
-			    "here (see above); use SHPMU_CGROUP_BACKEND_AUTO or "
-			    "_PERF");
+		pr_err(pmu,
+		       "shpmu_new: the BPF cgroup backend cannot work "
+		       "here (see above); use SHPMU_CGROUP_BACKEND_AUTO or "
+		       "_PERF");
 		pthread_mutex_destroy(&pmu->backend_lock);
 	}
 	return err;
@@ -80,8 +81,8 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 		      uint64_t hash, int cgroup_fd, struct kevent **out)
 {
 	/* (set before the context lock, by backend_prepare or at new) */
-	struct backend *b = bpf_counts(key) && pmu->bpf ? pmu->bpf
-							 : &backend_perf;
+	struct backend *b =
+		bpf_counts(key) && pmu->bpf ? pmu->bpf : &backend_perf;
 	int err;
 
 	err = kevent_new(pmu, b, key, hash, cgroup_fd, &pmu->stats, out);
@@ -101,7 +102,7 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 static struct bpf_backend_counters counters_of(const struct shpmu *pmu)
 {
 	struct shpmu *p = (struct shpmu *)pmu;
-	struct bpf_backend_counters c = { 0 };
+	struct bpf_backend_counters c = {0};
 
 	pthread_mutex_lock(&p->backend_lock);
 	if (p->bpf)

@@ -60,13 +60,13 @@ static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
 	       "%s: %s",
 	       attr->type, (unsigned long long)attr->config,
 	       ev->key.nevents > 1 ? ", in a group" : "",
-	       target_name(&ev->key.target, where, sizeof(where)),
-	       ev->cpus[i], strerror(-err), why);
+	       target_name(&ev->key.target, where, sizeof(where)), ev->cpus[i],
+	       strerror(-err), why);
 }
 
 /* Opens one CPU's events: the leader, then the members into its group. */
-static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i,
-		    pid_t pid, unsigned long flags)
+static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i, pid_t pid,
+		    unsigned long flags)
 {
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
 	uint32_t nevents = ev->key.nevents, m;
@@ -140,12 +140,14 @@ static void perf_close(struct shpmu *pmu, struct kevent *ev,
 static int perf_enable(struct shpmu *pmu, struct kevent *ev, bool on)
 {
 	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
-	unsigned long undo = on ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE;
+	unsigned long undo =
+		on ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE;
 	uint32_t i;
 	int err = 0;
 
 	for (i = 0; i < ev->nfds; i++) {
-		err = sys_ioctl(pmu, fds_of(ev, i)[0], req, PERF_IOC_FLAG_GROUP);
+		err = sys_ioctl(pmu, fds_of(ev, i)[0], req,
+				PERF_IOC_FLAG_GROUP);
 		if (err < 0)
 			break;
 	}
@@ -207,8 +209,8 @@ static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 }
 
 /* A read(2) of an fd is always current: fresh changes nothing. */
-static int perf_read(struct shpmu *pmu, const struct kevent *ev,
-		     uint32_t first, uint32_t n, bool fresh, uint64_t *vals)
+static int perf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		     uint32_t n, bool fresh, uint64_t *vals)
 {
 	int err = 0;
 
@@ -226,4 +228,4 @@ static const struct backend_ops perf_ops = {
 	.read = perf_read,
 };
 
-struct backend backend_perf = { .ops = &perf_ops };
+struct backend backend_perf = {.ops = &perf_ops};

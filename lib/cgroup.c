@@ -20,7 +20,7 @@
 
 int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
 {
-	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id) };
+	struct cgroup_handle h = {.fh.handle_bytes = sizeof(h.id)};
 	int mount_id, err;
 
 	memset(cg, 0, sizeof(*cg));
@@ -37,8 +37,8 @@ int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
 	if (err)
 		goto fail;
 	cg->root_len = strlen(cg->root);
-	cg->root_fd = sys_openat(pmu, AT_FDCWD, cg->root,
-				 O_RDONLY | O_DIRECTORY);
+	cg->root_fd =
+		sys_openat(pmu, AT_FDCWD, cg->root, O_RDONLY | O_DIRECTORY);
 	if (cg->root_fd < 0) {
 		err = cg->root_fd;
 		pr_err(pmu, "cannot open cgroup root %s: %s", cg->root,
@@ -48,8 +48,8 @@ int cgroups_init(struct shpmu *pmu, struct cgroups *cg, const char *root)
 	err = sys_name_to_handle_at(pmu, cg->root_fd, "", &h.fh, &mount_id,
 				    AT_EMPTY_PATH);
 	if (err) {
-		pr_err(pmu, "cgroup root %s gives no file handle: %s",
-		       cg->root, strerror(-err));
+		pr_err(pmu, "cgroup root %s gives no file handle: %s", cg->root,
+		       strerror(-err));
 		goto fail;
 	}
 	cg->handle_type = h.fh.handle_type;
@@ -75,8 +75,9 @@ static int need_root(struct shpmu *pmu, const struct cgroups *cg,
 {
 	if (cg->root)
 		return 0;
-	pr_err(pmu, "%s: no cgroup hierarchy was found on this host; set "
-		    "opts.cgroup_root",
+	pr_err(pmu,
+	       "%s: no cgroup hierarchy was found on this host; set "
+	       "opts.cgroup_root",
 	       fn);
 	return -ENOENT;
 }
@@ -134,8 +135,9 @@ static int relative_path(struct shpmu *pmu, const struct cgroups *cg,
 	if (path[0] == '/') {
 		p = past_root(cg->root, path);
 		if (!p) {
-			pr_err(pmu, "cgroup path %s is outside the cgroup "
-				    "root %s",
+			pr_err(pmu,
+			       "cgroup path %s is outside the cgroup "
+			       "root %s",
 			       path, cg->root);
 			return -EXDEV;
 		}
@@ -219,7 +221,7 @@ int cgroup_open_path(struct shpmu *pmu, struct cgroups *cg, const char *path,
 			err = -EINVAL;
 		pr_err(pmu, "cgroup %s/%s: %s", cg->root,
 		       strcmp(rel, ".") ? rel : "",
-		       err == -EINVAL ? "a symlink is not allowed"
+		       err == -EINVAL  ? "a symlink is not allowed"
 		       : err == -EXDEV ? "crossing into another mount is not "
 					 "allowed"
 				       : strerror(-err));
@@ -271,8 +273,8 @@ int cgroup_fd_path(struct shpmu *pmu, const struct cgroups *cg, int fd,
 		return -ENOENT;
 	if (strncmp(path, cg->root, cg->root_len) ||
 	    ((size_t)n > cg->root_len && path[cg->root_len] != '/')) {
-		pr_err(pmu, "cgroup %.*s is outside the cgroup root %s",
-		       (int)n, path, cg->root);
+		pr_err(pmu, "cgroup %.*s is outside the cgroup root %s", (int)n,
+		       path, cg->root);
 		return -ENOENT;
 	}
 	return copy_out(path, (size_t)n, buf, len);
@@ -283,15 +285,14 @@ int cgroup_fd_path(struct shpmu *pmu, const struct cgroups *cg, int fd,
 static int open_by_handle(struct shpmu *pmu, const struct cgroups *cg,
 			  uint64_t id, int *fd)
 {
-	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id),
-				   .fh.handle_type = cg->handle_type,
-				   .id = id };
+	struct cgroup_handle h = {.fh.handle_bytes = sizeof(h.id),
+				  .fh.handle_type = cg->handle_type,
+				  .id = id};
 
 	char path[PATH_MAX];
 	int err;
 
-	*fd = sys_open_by_handle_at(pmu, cg->root_fd, &h.fh,
-				    DIR_FLAGS);
+	*fd = sys_open_by_handle_at(pmu, cg->root_fd, &h.fh, DIR_FLAGS);
 	if (*fd >= 0) {
 		err = cgroup_fd_path(pmu, cg, *fd, path, sizeof(path));
 		if (err)
@@ -301,13 +302,13 @@ static int open_by_handle(struct shpmu *pmu, const struct cgroups *cg,
 	/* A stale or made-up handle, or a cgroup's file (kernfs gives its
 	 * files ids too): no such cgroup (any more). */
 	return *fd == -ESTALE || *fd == -EINVAL || *fd == -ENOTDIR ? -ENOENT
-								    : *fd;
+								   : *fd;
 }
 
 /* Opens the walked path for id if it still is that cgroup. Caller holds
  * the cgroups lock. */
-static int open_walked(struct shpmu *pmu, const struct cgroups *cg,
-		       uint64_t id, int *fd)
+static int open_walked(struct shpmu *pmu, const struct cgroups *cg, uint64_t id,
+		       int *fd)
 {
 	const char *rel = cgroup_path_map_find(&cg->walked, id);
 	uint64_t now;
@@ -356,9 +357,10 @@ int cgroup_open_id(struct shpmu *pmu, struct cgroups *cg, uint64_t id, int *fd)
 	err = by_walk ? -EPERM : open_by_handle(pmu, cg, id, fd);
 	if (err == -EPERM) {
 		if (!by_walk) {
-			pr_info(pmu, "open_by_handle_at needs "
-				     "CAP_DAC_READ_SEARCH: resolving cgroup "
-				     "ids by walking %s",
+			pr_info(pmu,
+				"open_by_handle_at needs "
+				"CAP_DAC_READ_SEARCH: resolving cgroup "
+				"ids by walking %s",
 				cg->root);
 			pthread_mutex_lock(&cg->lock);
 			cg->by_walk = true;
@@ -373,4 +375,3 @@ int cgroup_open_id(struct shpmu *pmu, struct cgroups *cg, uint64_t id, int *fd)
 		       err == -ENOENT ? "" : strerror(-err));
 	return err;
 }
-

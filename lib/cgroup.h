@@ -17,13 +17,13 @@
 struct shpmu;
 
 struct cgroups {
-	char *root;	  /* canonical absolute path; NULL: no cgroups here */
+	char *root; /* canonical absolute path; NULL: no cgroups here */
 	size_t root_len;
-	int root_fd;	  /* the root directory; -1 without one */
-	int handle_type;  /* the file system's file-handle type */
+	int root_fd;	 /* the root directory; -1 without one */
+	int handle_type; /* the file system's file-handle type */
 	bool v2;
 	pthread_mutex_t lock; /* walked and by_walk */
-	bool by_walk;	  /* open_by_handle_at was refused: walk instead */
+	bool by_walk;	      /* open_by_handle_at was refused: walk instead */
 	struct cgroup_path_map walked;
 };
 

@@ -26,8 +26,7 @@ int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len)
 	API_CALL(pmu, cgroup_root_checked(pmu, buf, len));
 }
 
-static int cgroup_id_checked(struct shpmu *pmu, const char *path,
-			     uint64_t *id)
+static int cgroup_id_checked(struct shpmu *pmu, const char *path, uint64_t *id)
 {
 	uint64_t found;
 	int fd, err;
@@ -62,8 +61,9 @@ static int cgroup_path_checked(struct shpmu *pmu, uint64_t id, char *buf,
 	err = cgroup_fd_path(pmu, &pmu->cgroups, fd, buf, len);
 	sys_close(pmu, fd);
 	if (err == -ERANGE)
-		pr_err(pmu, "shpmu_cgroup_path: buffer of %zu bytes is too "
-			    "small",
+		pr_err(pmu,
+		       "shpmu_cgroup_path: buffer of %zu bytes is too "
+		       "small",
 		       len);
 	return shpmu_err(err);
 }

@@ -9,7 +9,7 @@
 
 int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id)
 {
-	struct cgroup_handle h = { .fh.handle_bytes = sizeof(h.id) };
+	struct cgroup_handle h = {.fh.handle_bytes = sizeof(h.id)};
 	int mount_id, err;
 
 	err = sys_name_to_handle_at(pmu, fd, "", &h.fh, &mount_id,
@@ -21,4 +21,3 @@ int cgroup_fd_id(struct shpmu *pmu, int fd, uint64_t *id)
 	memcpy(id, h.fh.f_handle, sizeof(*id));
 	return 0;
 }
-

@@ -114,8 +114,9 @@ int cgroup_mount_discover(struct shpmu *pmu, char **root, bool *v2)
 		}
 	}
 	if (!best) {
-		pr_info(pmu, "no cgroup2 or v1 perf_event cgroup mount in %s: "
-			     "cgroup targets are unavailable",
+		pr_info(pmu,
+			"no cgroup2 or v1 perf_event cgroup mount in %s: "
+			"cgroup targets are unavailable",
 			MOUNTINFO);
 		err = -ENOENT;
 		goto free_iter;

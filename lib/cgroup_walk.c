@@ -30,8 +30,7 @@ void cgroup_path_map_clear(struct cgroup_path_map *map)
 	memset(map, 0, sizeof(*map));
 }
 
-const char *cgroup_path_map_find(const struct cgroup_path_map *map,
-				 uint64_t id)
+const char *cgroup_path_map_find(const struct cgroup_path_map *map, uint64_t id)
 {
 	if (!map->nbuckets)
 		return NULL;
@@ -135,7 +134,7 @@ static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
 
 int cgroup_walk(struct shpmu *pmu, int root_fd, struct cgroup_path_map *map)
 {
-	struct cgroup_path_map fresh = { 0 };
+	struct cgroup_path_map fresh = {0};
 	uint64_t id;
 	int fd, err;
 

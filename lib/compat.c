@@ -52,7 +52,7 @@ SHPMU_API int shpmu_open_v0_1(struct shpmu *pmu,
 
 	return shpmu_open_v0_2(pmu, attr, target_of(target, &t));
 }
-SHPMU_COMPAT_VERSION(shpmu_open_v0_1, shpmu_open, LIBSHPMU_0.1);
+SHPMU_COMPAT_VERSION(shpmu_open_v0_1, shpmu_open, "LIBSHPMU_0.1");
 
 SHPMU_API int shpmu_open_name_v0_1(struct shpmu *pmu, const char *event,
 				   const struct target_v0_1 *target)
@@ -61,7 +61,7 @@ SHPMU_API int shpmu_open_name_v0_1(struct shpmu *pmu, const char *event,
 
 	return shpmu_open_name_v0_2(pmu, event, target_of(target, &t));
 }
-SHPMU_COMPAT_VERSION(shpmu_open_name_v0_1, shpmu_open_name, LIBSHPMU_0.1);
+SHPMU_COMPAT_VERSION(shpmu_open_name_v0_1, shpmu_open_name, "LIBSHPMU_0.1");
 
 SHPMU_API int shpmu_open_group_v0_1(struct shpmu *pmu,
 				    const struct perf_event_attr *attrs,
@@ -71,7 +71,7 @@ SHPMU_API int shpmu_open_group_v0_1(struct shpmu *pmu,
 
 	return shpmu_open_group_v0_2(pmu, attrs, n, target_of(target, &t));
 }
-SHPMU_COMPAT_VERSION(shpmu_open_group_v0_1, shpmu_open_group, LIBSHPMU_0.1);
+SHPMU_COMPAT_VERSION(shpmu_open_group_v0_1, shpmu_open_group, "LIBSHPMU_0.1");
 
 SHPMU_API int shpmu_get_stats_v0_1(struct shpmu *pmu, struct stats_v0_1 *out)
 {
@@ -82,4 +82,4 @@ SHPMU_API int shpmu_get_stats_v0_1(struct shpmu *pmu, struct stats_v0_1 *out)
 		memcpy(out, &st, sizeof(*out));
 	return err;
 }
-SHPMU_COMPAT_VERSION(shpmu_get_stats_v0_1, shpmu_get_stats, LIBSHPMU_0.1);
+SHPMU_COMPAT_VERSION(shpmu_get_stats_v0_1, shpmu_get_stats, "LIBSHPMU_0.1");

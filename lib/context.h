@@ -43,10 +43,10 @@
 struct backend;
 
 struct shpmu {
-	struct shpmu_env env; /* first: see env.h */
-	unsigned int flags;   /* enum shpmu_flags */
+	struct shpmu_env env;			  /* first: see env.h */
+	unsigned int flags;			  /* enum shpmu_flags */
 	enum shpmu_cgroup_backend cgroup_backend; /* as asked */
-	int64_t probe_types[2]; /* the kprobe and uprobe PMU types, or -1 */
+	int64_t probe_types[2];	  /* the kprobe and uprobe PMU types, or -1 */
 	uint64_t fork_generation; /* task_fork_generation() at shpmu_new */
 
 	pthread_mutex_t backend_lock;

@@ -46,8 +46,7 @@ static int load(struct shpmu *pmu, uint32_t max_slots, struct counter_prog *p)
 	p->skel = cgroup_counter__open();
 	err = p->skel ? 0 : -errno;
 	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.totals,
-					       max_slots);
+		err = bpf_map__set_max_entries(p->skel->maps.totals, max_slots);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.cgroup_slots,
 					       max_slots);
@@ -62,14 +61,16 @@ static int load(struct shpmu *pmu, uint32_t max_slots, struct counter_prog *p)
 	loading = NULL;
 	pthread_mutex_unlock(&load_lock);
 	if (err == -EPERM)
-		pr_info(pmu, "cannot load the BPF cgroup counter: %s (it needs "
-			     "CAP_BPF and CAP_PERFMON, or root)",
+		pr_info(pmu,
+			"cannot load the BPF cgroup counter: %s (it needs "
+			"CAP_BPF and CAP_PERFMON, or root)",
 			strerror(-err));
 	else if (err)
-		pr_info(pmu, "cannot load the BPF cgroup counter: %s (the "
-			     "kernel refused it: it needs BTF, raw tracepoints, "
-			     "bpf_loop and bpf_rdonly_cast, from Linux 6.2; the "
-			     "debug log has the verifier's reasons)",
+		pr_info(pmu,
+			"cannot load the BPF cgroup counter: %s (the "
+			"kernel refused it: it needs BTF, raw tracepoints, "
+			"bpf_loop and bpf_rdonly_cast, from Linux 6.2; the "
+			"debug log has the verifier's reasons)",
 			strerror(-err));
 	return err;
 }
@@ -106,8 +107,9 @@ static int attach(struct shpmu *pmu, struct cgroup_counter *s, bool ipi_hook)
 	if (!err)
 		err = attach_move_hook(pmu, s, ipi_hook);
 	if (err)
-		pr_info(pmu, "cannot attach the BPF cgroup counter to its "
-			     "raw tracepoints: %s",
+		pr_info(pmu,
+			"cannot attach the BPF cgroup counter to its "
+			"raw tracepoints: %s",
 			strerror(-err));
 	return err;
 }
@@ -167,7 +169,7 @@ int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p)
  * as they are. The caller holds flush_lock. */
 static int flush_cpu_locked(struct shpmu *pmu, struct counter_prog *p, int cpu)
 {
-	uint64_t no_switch[4] = { 0 };
+	uint64_t no_switch[4] = {0};
 	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
 		    .cpu = (uint32_t)cpu, .ctx_in = no_switch,
 		    .ctx_size_in = sizeof(no_switch));
@@ -225,11 +227,12 @@ void counter_prog_tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 
 	if (!n || __atomic_exchange_n(&p->told_unseen, true, __ATOMIC_RELAXED))
 		return;
-	pr_info(pmu, "the sched_switch tracepoint has missed %llu context "
-		     "switches on this machine (a kernel that hides some "
-		     "tasks from tracing?): %llu were a task coming back, "
-		     "counted as if it never left; what ran around %llu "
-		     "others may have gone to the wrong counted cgroup",
+	pr_info(pmu,
+		"the sched_switch tracepoint has missed %llu context "
+		"switches on this machine (a kernel that hides some "
+		"tasks from tracing?): %llu were a task coming back, "
+		"counted as if it never left; what ran around %llu "
+		"others may have gone to the wrong counted cgroup",
 		(unsigned long long)n,
 		(unsigned long long)__atomic_load_n(
 			&p->skel->bss->unseen_returns, __ATOMIC_RELAXED),

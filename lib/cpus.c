@@ -10,7 +10,7 @@
 #include "sys.h"
 
 #define CPUS_ONLINE_PATH "/sys/devices/system/cpu/online"
-#define CPUS_MAX 65536
+#define CPUS_MAX	 65536
 
 static int parse_number(const char **p, long *out)
 {

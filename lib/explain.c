@@ -102,14 +102,15 @@ void explain_open_error(struct shpmu *pmu, int err,
 	case -EACCES:
 	case -EPERM:
 		paranoid = read_paranoid(pmu);
-		snprintf(buf, len,
-			 "not allowed with perf_event_paranoid=%d: grant "
-			 "CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), or "
-			 "lower /proc/sys/kernel/perf_event_paranoid (-1 allows "
-			 "everything, 0 CPU-wide counting, 1 kernel and user "
-			 "counting of tasks and cgroups, 2 user-space-only "
-			 "counting of your own tasks)",
-			 paranoid);
+		snprintf(
+			buf, len,
+			"not allowed with perf_event_paranoid=%d: grant "
+			"CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), or "
+			"lower /proc/sys/kernel/perf_event_paranoid (-1 allows "
+			"everything, 0 CPU-wide counting, 1 kernel and user "
+			"counting of tasks and cgroups, 2 user-space-only "
+			"counting of your own tasks)",
+			paranoid);
 		break;
 	case -ENOENT:
 		if (is_hardware(attr) && !have_cpu_pmu())
@@ -146,15 +147,17 @@ void explain_open_error(struct shpmu *pmu, int err,
 			 (unsigned long long)rl.rlim_max);
 		break;
 	case -ENFILE:
-		snprintf(buf, len, "the system is out of file descriptors "
-				   "(/proc/sys/fs/file-max)");
+		snprintf(buf, len,
+			 "the system is out of file descriptors "
+			 "(/proc/sys/fs/file-max)");
 		break;
 	case -ESRCH:
 		snprintf(buf, len, "no such task (pid %d)", pid);
 		break;
 	case -ENODEV:
-		snprintf(buf, len, "cpu %d is not online, or this PMU cannot "
-				   "count that target",
+		snprintf(buf, len,
+			 "cpu %d is not online, or this PMU cannot "
+			 "count that target",
 			 cpu);
 		break;
 	case -EINVAL:

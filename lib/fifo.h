@@ -42,8 +42,7 @@ static inline void fifo_push(struct fifo *f, uint32_t i, fifo_link_fn link,
 }
 
 /* The oldest element, or FIFO_NONE. */
-static inline uint32_t fifo_pop(struct fifo *f, fifo_link_fn link,
-				void *owner)
+static inline uint32_t fifo_pop(struct fifo *f, fifo_link_fn link, void *owner)
 {
 	uint32_t i = f->head;
 

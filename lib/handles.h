@@ -18,15 +18,15 @@
 
 #include "fifo.h"
 
-#define HANDLE_INDEX_BITS 20
-#define HANDLE_GEN_MASK 0x7ffu /* 11 bits: the handle stays positive */
-#define HANDLE_CHUNK_BITS 10
+#define HANDLE_INDEX_BITS  20
+#define HANDLE_GEN_MASK	   0x7ffu /* 11 bits: the handle stays positive */
+#define HANDLE_CHUNK_BITS  10
 #define HANDLE_CHUNK_SLOTS (1u << HANDLE_CHUNK_BITS)
-#define HANDLE_MAX_CHUNKS (1u << (HANDLE_INDEX_BITS - HANDLE_CHUNK_BITS))
+#define HANDLE_MAX_CHUNKS  (1u << (HANDLE_INDEX_BITS - HANDLE_CHUNK_BITS))
 /* Enough that reads of different handles rarely meet on one; few enough
  * that a batch holding all of them (and the BPF flush lock) stays within
  * what ThreadSanitizer can track (64 locks held). */
-#define HANDLE_STRIPES 32
+#define HANDLE_STRIPES	   32
 #define HANDLE_ALL_STRIPES ((1ull << HANDLE_STRIPES) - 1)
 
 struct kevent;

@@ -45,7 +45,7 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 	       struct shpmu_stats *stats, struct kevent **out)
 {
 	size_t key_size = share_key_size(key->nevents);
-	struct backend_cost cost = { 0 };
+	struct backend_cost cost = {0};
 	struct kevent *ev;
 	int n, err;
 
@@ -90,7 +90,7 @@ free_ev:
 void kevent_free(struct shpmu *pmu, struct kevent *ev,
 		 struct shpmu_stats *stats)
 {
-	struct backend_cost cost = { 0 };
+	struct backend_cost cost = {0};
 
 	ev->backend->ops->close(pmu, ev, &cost);
 	add_cost(stats, &cost, -1);
@@ -110,8 +110,8 @@ int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open)
 {
 	/* The kernel enables an enable_on_exec event itself at exec: no
 	 * ioctl may pre-empt the exec. */
-	bool by_kernel = at_open &&
-			 (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC);
+	bool by_kernel =
+		at_open && (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC);
 	int err = 0;
 
 	if (ev->enabled == 0 && !by_kernel)
@@ -160,8 +160,8 @@ int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
 			err = b->ops->flush(pmu, b);
 			if (err)
 				return err;
-			if (i < sizeof(batch->flushed) /
-					sizeof(batch->flushed[0]))
+			if (i <
+			    sizeof(batch->flushed) / sizeof(batch->flushed[0]))
 				batch->flushed[batch->nflushed++] = b;
 		}
 	}

@@ -24,7 +24,7 @@ struct backend;
  * (a group's members, leader first). */
 #define KVAL_ENABLED 0
 #define KVAL_RUNNING 1
-#define KVAL_COUNT 2
+#define KVAL_COUNT   2
 /* The most values one reading can hold (groups are bounded by this). */
 #define KVAL_MAX (KVAL_COUNT + SHPMU_GROUP_MAX)
 

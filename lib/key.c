@@ -36,7 +36,7 @@ static bool tail_is_zero(const unsigned char *p, size_t from, size_t to)
 int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		  bool *disabled, const char **why)
 {
-	unsigned char raw[SHPMU_ATTR_SIZE_KNOWN] = { 0 };
+	unsigned char raw[SHPMU_ATTR_SIZE_KNOWN] = {0};
 	struct perf_event_attr a;
 	size_t size = attr->size;
 
@@ -93,8 +93,7 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 	return 0;
 }
 
-void key_to_attr(const struct event_key *key, uint64_t read_format,
-		 void *buf)
+void key_to_attr(const struct event_key *key, uint64_t read_format, void *buf)
 {
 	struct perf_event_attr a;
 
@@ -121,9 +120,8 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		  const char **why)
 {
 	memset(key, 0, sizeof(*key));
-	for (size_t i = 0; i < sizeof(target->reserved) /
-				       sizeof(target->reserved[0]);
-	     i++)
+	for (size_t i = 0;
+	     i < sizeof(target->reserved) / sizeof(target->reserved[0]); i++)
 		if (target->reserved[i]) {
 			*why = "target: reserved fields are set (they must be "
 			       "zero: zero-initialize the target)";
@@ -147,7 +145,8 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		return 0;
 	case SHPMU_TARGET_CPU:
 		if (target->cpu < SHPMU_ALL_CPUS) {
-			*why = "cpu target: cpu must be a CPU or SHPMU_ALL_CPUS";
+			*why = "cpu target: cpu must be a CPU or "
+			       "SHPMU_ALL_CPUS";
 			return -EINVAL;
 		}
 		key->pid = -1;

@@ -70,8 +70,7 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
  * it) and always reading both times. buf must hold SHPMU_ATTR_SIZE_KNOWN
  * bytes; config3 needs the larger layout.
  */
-void key_to_attr(const struct event_key *key, uint64_t read_format,
-		 void *buf);
+void key_to_attr(const struct event_key *key, uint64_t read_format, void *buf);
 
 /* Validates a target and reduces it to its key: 0 or -EINVAL. A cgroup
  * target's id is left for the caller to resolve. */
@@ -90,8 +89,7 @@ struct share_key {
 /* Always a whole number of 64-bit words (share_key_hash reads words). */
 static inline size_t share_key_size(uint32_t nevents)
 {
-	return sizeof(struct share_key) +
-	       nevents * sizeof(struct event_key);
+	return sizeof(struct share_key) + nevents * sizeof(struct event_key);
 }
 
 uint64_t share_key_hash(const struct share_key *key);

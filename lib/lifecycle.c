@@ -51,9 +51,10 @@ static int opts_check(const struct shpmu_opts *opts, struct shpmu_opts *o,
 	early->log = opts && opts->sz >= sizeof(*o) ? opts->log : NULL;
 	early->log_arg = opts && opts->sz >= sizeof(*o) ? opts->log_arg : NULL;
 	if (opts_copy(opts, o)) {
-		pr_err(log_to, "shpmu_new: opts->sz %zu is not a size this "
-			       "version understands, or fields past %zu bytes "
-			       "are set",
+		pr_err(log_to,
+		       "shpmu_new: opts->sz %zu is not a size this "
+		       "version understands, or fields past %zu bytes "
+		       "are set",
 		       opts->sz, sizeof(*o));
 		return -EINVAL;
 	}
@@ -130,7 +131,7 @@ fini_cgroups:
 
 struct shpmu *shpmu_new(const struct shpmu_opts *opts)
 {
-	struct shpmu_env early = { 0 };
+	struct shpmu_env early = {0};
 	struct shpmu_opts o;
 	struct shpmu *pmu;
 	int err;
@@ -184,7 +185,7 @@ int shpmu_get_stats_v0_2(struct shpmu *pmu, struct shpmu_stats *out)
 {
 	API_CALL(pmu, get_stats_checked(pmu, out));
 }
-SHPMU_DEFAULT_VERSION(shpmu_get_stats_v0_2, shpmu_get_stats, LIBSHPMU_0.2);
+SHPMU_DEFAULT_VERSION(shpmu_get_stats_v0_2, shpmu_get_stats, "LIBSHPMU_0.2");
 
 unsigned int shpmu_version(void)
 {

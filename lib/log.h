@@ -10,9 +10,9 @@
 void shpmu_log(const struct shpmu *pmu, enum shpmu_log_level level,
 	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define pr_err(pmu, ...) shpmu_log(pmu, SHPMU_LOG_ERROR, __VA_ARGS__)
-#define pr_warn(pmu, ...) shpmu_log(pmu, SHPMU_LOG_WARN, __VA_ARGS__)
-#define pr_info(pmu, ...) shpmu_log(pmu, SHPMU_LOG_INFO, __VA_ARGS__)
+#define pr_err(pmu, ...)   shpmu_log(pmu, SHPMU_LOG_ERROR, __VA_ARGS__)
+#define pr_warn(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_WARN, __VA_ARGS__)
+#define pr_info(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_INFO, __VA_ARGS__)
 #define pr_debug(pmu, ...) shpmu_log(pmu, SHPMU_LOG_DEBUG, __VA_ARGS__)
 
 #endif

@@ -34,8 +34,9 @@ int shpmu_event_attr(struct shpmu *pmu, const char *event,
 		}
 	}
 	if (err == -ENOTSUP) {
-		pr_err(pmu, "event '%s': not a generic event name, and libpfm4 "
-			    "did not initialize: %s",
+		pr_err(pmu,
+		       "event '%s': not a generic event name, and libpfm4 "
+		       "did not initialize: %s",
 		       event, why);
 		err = -ENOENT;
 	} else if (err) {
@@ -59,7 +60,7 @@ int shpmu_open_name_v0_2(struct shpmu *pmu, const char *event,
 		return err;
 	return shpmu_open(pmu, &attr, target);
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_name_v0_2, shpmu_open_name, LIBSHPMU_0.2);
+SHPMU_DEFAULT_VERSION(shpmu_open_name_v0_2, shpmu_open_name, "LIBSHPMU_0.2");
 
 int shpmu_list_events(struct shpmu *pmu,
 		      int (*cb)(const char *name, const char *desc, void *arg),
@@ -75,8 +76,9 @@ int shpmu_list_events(struct shpmu *pmu,
 		return shpmu_err(ret);
 	ret = names_pfm_list(cb, arg, &why);
 	if (ret == -ENOTSUP) {
-		pr_info(pmu, "libpfm4 did not initialize (%s): listing the "
-			     "kernel's generic events only",
+		pr_info(pmu,
+			"libpfm4 did not initialize (%s): listing the "
+			"kernel's generic events only",
 			why);
 		ret = names_generic_list(cb, arg);
 	}

@@ -17,8 +17,7 @@ int names_generic_encode(const char *name, struct perf_event_attr *attr);
 
 /* Calls cb with every generic name and what it counts; stops at and
  * returns cb's first non-zero return. */
-int names_generic_list(int (*cb)(const char *name, const char *desc,
-				 void *arg),
+int names_generic_list(int (*cb)(const char *name, const char *desc, void *arg),
 		       void *arg);
 
 #endif

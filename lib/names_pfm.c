@@ -61,14 +61,14 @@ int names_pfm_list(int (*cb)(const char *name, const char *desc, void *arg),
 	if (err)
 		return err;
 	for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; p++) {
-		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
+		pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 
 		if (pfm_get_pmu_info((pfm_pmu_t)p, &pinfo) != PFM_SUCCESS ||
 		    !pinfo.is_present)
 			continue;
 		for (int e = pinfo.first_event; e != -1;
 		     e = pfm_get_event_next(e)) {
-			pfm_event_info_t info = { .size = sizeof(info) };
+			pfm_event_info_t info = {.size = sizeof(info)};
 
 			if (pfm_get_event_info(e, PFM_OS_PERF_EVENT_EXT,
 					       &info) != PFM_SUCCESS)

@@ -18,14 +18,15 @@
 /* A key with room for one event, without a malloc on the open path. */
 union single_key {
 	struct share_key key;
-	unsigned char bytes[sizeof(struct share_key) + sizeof(struct event_key)];
+	unsigned char
+		bytes[sizeof(struct share_key) + sizeof(struct event_key)];
 };
 
 /* Makes a handle on ev, counting from now unless disabled (context lock
  * held; nobody can see the handle before it is published). */
 static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 {
-	struct handle tmp = { .ev = ev };
+	struct handle tmp = {.ev = ev};
 	int index, err;
 
 	index = handles_alloc(&pmu->handles);
@@ -72,9 +73,8 @@ static bool shareable(const struct shpmu *pmu, const struct event_key *e)
 {
 	if (pmu->flags & SHPMU_F_NO_SHARING || e->bits & KEY_REMOVE_ON_EXEC)
 		return false;
-	for (size_t i = 0; i < sizeof(pmu->probe_types) /
-				       sizeof(pmu->probe_types[0]);
-	     i++)
+	for (size_t i = 0;
+	     i < sizeof(pmu->probe_types) / sizeof(pmu->probe_types[0]); i++)
 		if ((int64_t)e->type == pmu->probe_types[i])
 			return false;
 	return true;
@@ -137,12 +137,11 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 	if (target->kind != SHPMU_TARGET_CGROUP)
 		return open_shared(pmu, key, -1, disabled);
 	key->target.cgroup_id = target->cgroup_id;
-	err = target->cgroup_id
-		      ? cgroup_open_id(pmu, &pmu->cgroups, target->cgroup_id,
-				       &fd)
-		      : cgroup_open_path(pmu, &pmu->cgroups,
-					 target->cgroup_path, &fd,
-					 &key->target.cgroup_id);
+	err = target->cgroup_id ? cgroup_open_id(pmu, &pmu->cgroups,
+						 target->cgroup_id, &fd)
+				: cgroup_open_path(pmu, &pmu->cgroups,
+						   target->cgroup_path, &fd,
+						   &key->target.cgroup_id);
 	if (err)
 		return err;
 	err = open_shared(pmu, key, fd, disabled);
@@ -180,7 +179,7 @@ int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
 {
 	API_CALL(pmu, open_checked(pmu, attr, target));
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, LIBSHPMU_0.2);
+SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
 
 static int open_group_checked(struct shpmu *pmu,
 			      const struct perf_event_attr *attrs, size_t n,
@@ -224,7 +223,7 @@ int shpmu_open_group_v0_2(struct shpmu *pmu,
 {
 	API_CALL(pmu, open_group_checked(pmu, attrs, n, target));
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, LIBSHPMU_0.2);
+SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, "LIBSHPMU_0.2");
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe. */
 static void close_handle(struct shpmu *pmu, struct handle *slot, int h)

@@ -93,8 +93,9 @@ static int read_group_checked(struct shpmu *pmu, int gh,
 	members = slot->ev->key.nevents;
 	if (n < members) {
 		handle_unlock(&pmu->handles, gh);
-		pr_err(pmu, "shpmu_read_group: the group has %u members, out "
-			    "has room for %zu",
+		pr_err(pmu,
+		       "shpmu_read_group: the group has %u members, out "
+		       "has room for %zu",
 		       members, n);
 		return shpmu_err(-ERANGE);
 	}

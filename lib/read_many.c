@@ -130,7 +130,7 @@ static int read_event(struct shpmu *pmu, struct kevent_batch *batch,
 static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		       struct shpmu_count *sums)
 {
-	struct kevent_batch batch = { .nflushed = 0 };
+	struct kevent_batch batch = {.nflushed = 0};
 	struct reading *last = NULL;
 	struct readings r;
 	int err;
@@ -142,8 +142,9 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		struct handle *h = handle_find_locked(&pmu->handles, hs[k]);
 
 		if (!h) {
-			pr_err(pmu, "shpmu_read_many: hs[%zu] = %d is not an "
-				    "open handle",
+			pr_err(pmu,
+			       "shpmu_read_many: hs[%zu] = %d is not an "
+			       "open handle",
 			       k, hs[k]);
 			err = -EBADF;
 			break;
@@ -171,7 +172,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 }
 
 static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
-		    struct shpmu_count *out)
+			     struct shpmu_count *out)
 {
 	struct shpmu_count *sums;
 	uint64_t stripes = 0;

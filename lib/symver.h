@@ -11,10 +11,11 @@
 
 #include <shpmu/shpmu.h>
 
+/* version is a string: "LIBSHPMU_0.2". */
 #define SHPMU_DEFAULT_VERSION(internal, api, version)                          \
-	__asm__(".symver " #internal "," #api "@@" #version)
+	__asm__(".symver " #internal "," #api "@@" version)
 #define SHPMU_COMPAT_VERSION(internal, api, version)                           \
-	__asm__(".symver " #internal "," #api "@" #version)
+	__asm__(".symver " #internal "," #api "@" version)
 
 /* The defaults, which the 0.1 versions call. */
 SHPMU_API int shpmu_open_v0_2(struct shpmu *pmu,
@@ -26,7 +27,6 @@ SHPMU_API int shpmu_open_group_v0_2(struct shpmu *pmu,
 				    const struct perf_event_attr *attrs,
 				    size_t n,
 				    const struct shpmu_target *target);
-SHPMU_API int shpmu_get_stats_v0_2(struct shpmu *pmu,
-				   struct shpmu_stats *out);
+SHPMU_API int shpmu_get_stats_v0_2(struct shpmu *pmu, struct shpmu_stats *out);
 
 #endif

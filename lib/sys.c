@@ -102,8 +102,9 @@ ssize_t sys_read(struct shpmu *pmu, int fd, void *buf, size_t len)
 	/* The hot path: a direct call, not an indirect one through the
 	 * table (which costs a retpoline where those are on). */
 	do
-		n = ops == &shpmu_sys_kernel ? read(fd, buf, len)
-					     : ops->read(fd, buf, len, ops->arg);
+		n = ops == &shpmu_sys_kernel
+			    ? read(fd, buf, len)
+			    : ops->read(fd, buf, len, ops->arg);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : n;
 }
@@ -151,8 +152,7 @@ int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 	 * more tries, not an endless loop. */
 	do
 		fd = ops->openat2(dirfd, path, how, sizeof(*how), ops->arg);
-	while (fd < 0 &&
-	       (errno == EINTR || (errno == EAGAIN && ++races < 16)));
+	while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++races < 16)));
 	return fd < 0 ? -errno : fd;
 }
 

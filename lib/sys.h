@@ -17,9 +17,8 @@ struct shpmu;
 
 /* The raw calls, each returning -1 with errno set like the libc call. */
 struct shpmu_sys_ops {
-	int (*perf_event_open)(struct perf_event_attr *attr, pid_t pid,
-			       int cpu, int group_fd, unsigned long flags,
-			       void *arg);
+	int (*perf_event_open)(struct perf_event_attr *attr, pid_t pid, int cpu,
+			       int group_fd, unsigned long flags, void *arg);
 	ssize_t (*read)(int fd, void *buf, size_t len, void *arg);
 	int (*ioctl)(int fd, unsigned long request, unsigned long val,
 		     void *arg);

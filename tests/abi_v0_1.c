@@ -81,7 +81,7 @@ int main(void)
 		attrs[i].config = i ? PERF_COUNT_SW_PAGE_FAULTS
 				    : PERF_COUNT_SW_TASK_CLOCK;
 	}
-	*old = (struct target_v0_1){ .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	*old = (struct target_v0_1){.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	check(old_open(pmu, &attrs[0], old) >= 0, "0.1 shpmu_open");
 	check(old_open(pmu, &attrs[0], old) >= 0, "0.1 shpmu_open, shared");
 	check(old_open_name(pmu, "cs", old) >= 0, "0.1 shpmu_open_name");
@@ -91,7 +91,7 @@ int main(void)
 		      old_stats->shared_opens == 1,
 	      "0.1 shpmu_get_stats");
 
-	struct shpmu_target now = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target now = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	check(shpmu_open(pmu, &attrs[1], &now) >= 0, "current shpmu_open");
 	memset(&stats, 0xff, sizeof(stats));
 	check(shpmu_get_stats(pmu, &stats) == 0 && stats.handles == 5 &&

@@ -52,8 +52,7 @@ void cg_setup(struct shpmu *pmu)
 	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0,
 		     "no cgroup root found");
 	sweep_stale(root);
-	snprintf(base_rel, sizeof(base_rel), "shpmu-test-%d-%d", getpid(),
-		 n++);
+	snprintf(base_rel, sizeof(base_rel), "shpmu-test-%d-%d", getpid(), n++);
 	snprintf(base, sizeof(base), "%s/%s", root, base_rel);
 	cr_assert_eq(mkdir(base, 0755), 0, "mkdir %s: %s", base,
 		     strerror(errno));
@@ -100,8 +99,7 @@ const char *cg_make(const char *rel)
 {
 	const char *abs = cg_abs(rel);
 
-	cr_assert_eq(mkdir(abs, 0755), 0, "mkdir %s: %s", abs,
-		     strerror(errno));
+	cr_assert_eq(mkdir(abs, 0755), 0, "mkdir %s: %s", abs, strerror(errno));
 	return abs;
 }
 
@@ -129,7 +127,7 @@ static void move_self(const char *abs)
  * another child's pipe, or that one never sees its end. */
 static void keep_only(int a, int b, int c)
 {
-	int keep[3] = { a, b, c }, from = 3;
+	int keep[3] = {a, b, c}, from = 3;
 
 	for (int i = 0; i < 3; i++)
 		for (int j = i + 1; j < 3; j++)
@@ -212,8 +210,7 @@ uint64_t cg_finish(struct cg_child *c)
 	uint64_t spent;
 
 	cr_assert_eq(read(c->report_fd, &spent, sizeof(spent)),
-		     (ssize_t)sizeof(spent), "child %d did not report",
-		     c->pid);
+		     (ssize_t)sizeof(spent), "child %d did not report", c->pid);
 	return spent;
 }
 
@@ -233,17 +230,16 @@ struct shpmu *cg_context(enum shpmu_cgroup_backend backend)
 	SHPMU_OPTS(opts, .cgroup_backend = backend, .log = record_log);
 	struct shpmu *p = shpmu_new(&opts);
 
-	cr_assert(p, "backend %d: %s (%s)", backend, strerror(errno),
-		  last_log);
+	cr_assert(p, "backend %d: %s (%s)", backend, strerror(errno), last_log);
 	return p;
 }
 
 int cg_open(struct shpmu *p, uint64_t config, const char *path)
 {
 	struct perf_event_attr a = sw_attr(config, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = path };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = path};
 	int h = shpmu_open(p, &a, &t);
 
 	cr_assert_geq(h, 0, "open %s: %s (%s)", path, strerror(-h), last_log);
@@ -293,8 +289,7 @@ uint64_t cg_raw_sum(const int *fds, int n)
 void drop_capability(int cap)
 {
 	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3
-	};
+		.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2];
 
 	cr_assert_eq(syscall(SYS_capget, &hdr, data), 0);

@@ -47,6 +47,15 @@ struct perf_event_attr sw_attr(uint64_t config, bool disabled)
 /* The fd behind task_clock_ns(), which the fd counts leave out. */
 static int oracle_fd = -1;
 
+struct perf_event_attr named_attr(struct shpmu *p, const char *name)
+{
+	struct perf_event_attr a;
+	int err = shpmu_event_attr(p, name, &a);
+
+	cr_assert_eq(err, 0, "%s: %s (%s)", name, strerror(-err), last_log);
+	return a;
+}
+
 static int count_fds_matching(const char *target)
 {
 	char path[300], link[256];
@@ -198,7 +207,7 @@ void burn_cpu_ns(uint64_t ns)
 
 void sleep_switches(int n)
 {
-	struct timespec ts = { 0, 20000 };
+	struct timespec ts = {0, 20000};
 
 	for (int i = 0; i < n; i++)
 		nanosleep(&ts, NULL);

@@ -19,7 +19,7 @@ struct perf_event_attr sw_attr(uint64_t config, bool disabled);
 
 static inline struct shpmu_target self_target(void)
 {
-	return (struct shpmu_target){ .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	return (struct shpmu_target){.kind = SHPMU_TARGET_TASK, .cpu = -1};
 }
 
 /* perf_event fds this process holds (Criterion holds other fds). */
@@ -107,6 +107,28 @@ extern bool under_valgrind;
 	}                                                                      \
 	TestSuite(suite, .init = default_context_setup,                        \
 		  .fini = default_context_teardown)
+
+/* The same, with record_log as the context's log (log_count zeroed), and
+ * a check at teardown that no perf fd is left. */
+#define LOGGED_CONTEXT_SUITE(suite)                                            \
+	static struct shpmu *pmu;                                              \
+	static void logged_context_setup(void)                                 \
+	{                                                                      \
+		SHPMU_OPTS(opts, .log = record_log);                           \
+		pmu = shpmu_new(&opts);                                        \
+		cr_assert(pmu, "shpmu_new: %s", strerror(errno));              \
+		log_count = 0;                                                 \
+	}                                                                      \
+	static void logged_context_teardown(void)                              \
+	{                                                                      \
+		shpmu_free(pmu);                                               \
+		cr_expect_eq(count_perf_fds(), 0);                             \
+	}                                                                      \
+	TestSuite(suite, .init = logged_context_setup,                         \
+		  .fini = logged_context_teardown)
+
+/* An event's attr by name, asserting it encodes. */
+struct perf_event_attr named_attr(struct shpmu *p, const char *name);
 
 /* A log callback that keeps the last message, for tests that check one. */
 extern char last_log[512];

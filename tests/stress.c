@@ -37,10 +37,10 @@
 #include "backend_choice.h"
 
 #define HANDLES_PER_THREAD 4
-#define BATCH 80 /* more handles than there are stripe locks */
-#define MAX_CPUS 64
-#define NCGROUPS 8
-#define NBUSY 2
+#define BATCH		   80 /* more handles than there are stripe locks */
+#define MAX_CPUS	   64
+#define NCGROUPS	   8
+#define NBUSY		   2
 
 static struct shpmu *contexts[2]; /* AUTO (BPF for cgroups), classic */
 static atomic_ulong ops_done;
@@ -58,8 +58,8 @@ static pid_t busy[NBUSY];
 static atomic_ulong cgroups_remade, tasks_moved;
 
 /* Deterministic events: counts, not clocks. */
-static const uint64_t configs[2] = { PERF_COUNT_SW_CONTEXT_SWITCHES,
-				     PERF_COUNT_SW_PAGE_FAULTS };
+static const uint64_t configs[2] = {PERF_COUNT_SW_CONTEXT_SWITCHES,
+				    PERF_COUNT_SW_PAGE_FAULTS};
 
 struct tracked {
 	int h; /* -1: free */
@@ -153,8 +153,8 @@ static uint64_t stray_switches(void)
  * in one of the contexts. A cgroup removed meanwhile is not an error. */
 static void open_tracked(struct tracked *t, unsigned int *seed)
 {
-	struct shpmu_target target = { .kind = SHPMU_TARGET_CPU,
-				       .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target target = {.kind = SHPMU_TARGET_CPU,
+				      .cpu = SHPMU_ALL_CPUS};
 	char path[600];
 	int cgroup_fd = -1, i = (int)(rand_r(seed) % NCGROUPS);
 
@@ -225,8 +225,9 @@ static void check(struct tracked *t, uint64_t value)
 	    !(t->cgroup && t->ctx == 0 && stray_switches() != t->strays)) {
 		fail("exceeds its private raw window", t, value,
 		     raw - t->raw_base);
-		fprintf(stderr, "stress:   (%llu hidden switches in the window, "
-				"%llu moves)\n",
+		fprintf(stderr,
+			"stress:   (%llu hidden switches in the window, "
+			"%llu moves)\n",
 			(unsigned long long)(shpmu__bpf_unseen_switches(
 						     contexts[0]) -
 					     t->hidden),
@@ -237,7 +238,7 @@ static void check(struct tracked *t, uint64_t value)
 
 static void work_a_little(void)
 {
-	struct timespec nap = { 0, 1000 };
+	struct timespec nap = {0, 1000};
 	char *p = malloc(64 << 10);
 
 	nanosleep(&nap, NULL);
@@ -270,7 +271,7 @@ static void *worker(void *arg)
 		switch (rand_r(&seed) % 8) {
 		case 0:
 			t->strays = stray_switches();
-	t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
+			t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
 			if (shpmu_enable(pmu, t->h))
 				fail("enable failed", t, 0, 0);
 			break;
@@ -286,7 +287,7 @@ static void *worker(void *arg)
 			 * that CPU.) */
 			t->raw_base = raw_sum(t);
 			t->strays = stray_switches();
-	t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
+			t->hidden = shpmu__bpf_unseen_switches(contexts[0]);
 			if (shpmu_reset(pmu, t->h))
 				fail("reset failed", t, 0, 0);
 			t->last = 0;
@@ -394,7 +395,7 @@ static void *churner(void *arg)
 
 	(void)arg;
 	while (now_s() < deadline) {
-		struct timespec nap = { 0, 5000000 };
+		struct timespec nap = {0, 5000000};
 		int i = (int)(rand_r(&seed) % NCGROUPS);
 
 		move_to(cg_base, busy[rand_r(&seed) % NBUSY]);
@@ -471,8 +472,9 @@ static bool stats_add_up(struct shpmu *pmu, const char *name)
 	shpmu_get_stats(pmu, &st);
 	if (!st.handles && !st.kernel_events && !st.kernel_fds)
 		return true;
-	fprintf(stderr, "stress: %s stats do not add up: %llu handles, %llu "
-			"events, %llu fds left\n",
+	fprintf(stderr,
+		"stress: %s stats do not add up: %llu handles, %llu "
+		"events, %llu fds left\n",
 		name, (unsigned long long)st.handles,
 		(unsigned long long)st.kernel_events,
 		(unsigned long long)st.kernel_fds);
@@ -504,8 +506,7 @@ int main(int argc, char **argv)
 	}
 	deadline = now_s() + seconds;
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&threads[i], NULL, worker,
-			       (void *)(uintptr_t)i);
+		pthread_create(&threads[i], NULL, worker, (void *)(uintptr_t)i);
 	pthread_create(&threads[nthreads], NULL, batch_reader, NULL);
 	pthread_create(&threads[nthreads + 1], NULL, churner, NULL);
 	for (int i = 0; i < nthreads + 2; i++)

@@ -75,7 +75,7 @@ static int open_tiny_size(void)
 
 static int open_unknown_tail(void)
 {
-	unsigned char buf[256] = { 0 };
+	unsigned char buf[256] = {0};
 	struct perf_event_attr a = good_attr();
 	struct shpmu_target t = self_target();
 
@@ -112,46 +112,46 @@ static int open_sigtrap(void)
 
 static int open_unknown_kind(void)
 {
-	struct shpmu_target t = { .kind = (enum shpmu_target_kind)42 };
+	struct shpmu_target t = {.kind = (enum shpmu_target_kind)42};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_negative_pid(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .pid = -3,
-				  .cpu = -1 };
+	struct shpmu_target t = {
+		.kind = SHPMU_TARGET_TASK, .pid = -3, .cpu = -1};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_task_bad_cpu(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -2 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -2};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_cpu_bad_cpu(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU, .cpu = -5 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = -5};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_cpu_out_of_range(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU, .cpu = 100000 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 100000};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_cgroup(uint64_t id, const char *path, int cpu)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = cpu,
-				  .cgroup_id = id,
-				  .cgroup_path = path };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = cpu,
+				 .cgroup_id = id,
+				 .cgroup_path = path};
 
 	return open_with(good_attr(), t);
 }
@@ -191,22 +191,22 @@ static int open_cgroup_bad_cpu(void)
 static int open_cgroup_offline_cpu(void)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP, .cpu = 5000,
-				  .cgroup_path = "" };
+	struct shpmu_target t = {
+		.kind = SHPMU_TARGET_CGROUP, .cpu = 5000, .cgroup_path = ""};
 
 	return open_with(a, t);
 }
 
 static int open_cpu_offline_cpu(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU, .cpu = 5000 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 5000};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_task_offline_cpu(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = 5000 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = 5000};
 
 	return open_with(good_attr(), t);
 }
@@ -291,8 +291,8 @@ static int open_unknown_event(void)
 
 static int open_no_such_task(void)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .pid = 4000000,
-				  .cpu = -1 };
+	struct shpmu_target t = {
+		.kind = SHPMU_TARGET_TASK, .pid = 4000000, .cpu = -1};
 
 	return open_with(good_attr(), t);
 }
@@ -377,52 +377,52 @@ struct bad_case {
 };
 
 static const struct bad_case cases[] = {
-	{ open_null_pmu, EINVAL, false },
-	{ open_null_attr, EINVAL, true },
-	{ open_null_target, EINVAL, true },
-	{ open_tiny_size, EINVAL, true },
-	{ open_unknown_tail, E2BIG, true },
-	{ open_sampling, EOPNOTSUPP, true },
-	{ open_freq, EOPNOTSUPP, true },
-	{ open_sigtrap, EOPNOTSUPP, true },
-	{ open_unknown_kind, EINVAL, true },
-	{ open_negative_pid, EINVAL, true },
-	{ open_task_bad_cpu, EINVAL, true },
-	{ open_cpu_bad_cpu, EINVAL, true },
-	{ open_cpu_out_of_range, EINVAL, true },
-	{ open_cgroup_unnamed, EINVAL, true },
-	{ open_cgroup_outside_root, EXDEV, true },
-	{ open_cgroup_dotdot, EINVAL, true },
-	{ open_cgroup_missing_path, ENOENT, true },
-	{ open_cgroup_missing_id, ENOENT, true },
-	{ open_cgroup_bad_cpu, EINVAL, true },
-	{ open_cgroup_offline_cpu, EINVAL, true },
-	{ open_cpu_offline_cpu, EINVAL, true },
-	{ open_task_offline_cpu, EINVAL, true },
-	{ read_many_huge_n, ENOMEM, true },
-	{ cgroup_id_of_a_file, ENOTDIR, true },
-	{ cgroup_path_of_a_files_id, ENOENT, true },
-	{ cgroup_id_too_long, ENAMETOOLONG, true },
-	{ cgroup_id_dotdot, EINVAL, true },
-	{ cgroup_id_null, EINVAL, true },
-	{ cgroup_path_small_buffer, ERANGE, true },
-	{ cgroup_path_unknown_id, ENOENT, true },
-	{ cgroup_root_small_buffer, ERANGE, true },
-	{ open_unknown_event, ENOENT, true },
-	{ open_no_such_task, ESRCH, true },
-	{ enable_made_up, EBADF, true },
-	{ enable_negative, EBADF, true },
-	{ disable_closed, EBADF, true },
-	{ reset_closed, EBADF, true },
-	{ close_closed, EBADF, true },
-	{ read_closed, EBADF, true },
-	{ read_huge_handle, EBADF, true },
-	{ read_null_out, EINVAL, true },
-	{ read_cpu_null_out, EINVAL, true },
-	{ read_cpu_not_spanned, ENOENT, true },
-	{ read_null_pmu, EINVAL, false },
-	{ stats_null_out, EINVAL, true },
-	{ close_null_pmu, EINVAL, false },
+	{open_null_pmu, EINVAL, false},
+	{open_null_attr, EINVAL, true},
+	{open_null_target, EINVAL, true},
+	{open_tiny_size, EINVAL, true},
+	{open_unknown_tail, E2BIG, true},
+	{open_sampling, EOPNOTSUPP, true},
+	{open_freq, EOPNOTSUPP, true},
+	{open_sigtrap, EOPNOTSUPP, true},
+	{open_unknown_kind, EINVAL, true},
+	{open_negative_pid, EINVAL, true},
+	{open_task_bad_cpu, EINVAL, true},
+	{open_cpu_bad_cpu, EINVAL, true},
+	{open_cpu_out_of_range, EINVAL, true},
+	{open_cgroup_unnamed, EINVAL, true},
+	{open_cgroup_outside_root, EXDEV, true},
+	{open_cgroup_dotdot, EINVAL, true},
+	{open_cgroup_missing_path, ENOENT, true},
+	{open_cgroup_missing_id, ENOENT, true},
+	{open_cgroup_bad_cpu, EINVAL, true},
+	{open_cgroup_offline_cpu, EINVAL, true},
+	{open_cpu_offline_cpu, EINVAL, true},
+	{open_task_offline_cpu, EINVAL, true},
+	{read_many_huge_n, ENOMEM, true},
+	{cgroup_id_of_a_file, ENOTDIR, true},
+	{cgroup_path_of_a_files_id, ENOENT, true},
+	{cgroup_id_too_long, ENAMETOOLONG, true},
+	{cgroup_id_dotdot, EINVAL, true},
+	{cgroup_id_null, EINVAL, true},
+	{cgroup_path_small_buffer, ERANGE, true},
+	{cgroup_path_unknown_id, ENOENT, true},
+	{cgroup_root_small_buffer, ERANGE, true},
+	{open_unknown_event, ENOENT, true},
+	{open_no_such_task, ESRCH, true},
+	{enable_made_up, EBADF, true},
+	{enable_negative, EBADF, true},
+	{disable_closed, EBADF, true},
+	{reset_closed, EBADF, true},
+	{close_closed, EBADF, true},
+	{read_closed, EBADF, true},
+	{read_huge_handle, EBADF, true},
+	{read_null_out, EINVAL, true},
+	{read_cpu_null_out, EINVAL, true},
+	{read_cpu_not_spanned, ENOENT, true},
+	{read_null_pmu, EINVAL, false},
+	{stats_null_out, EINVAL, true},
+	{close_null_pmu, EINVAL, false},
 };
 
 /* Case numbers, not pointers, cross into the test workers. */
@@ -509,11 +509,11 @@ Test(bad_input, shpmu_new_refuses_malformed_opts)
 {
 	SHPMU_OPTS(unknown_flag, .flags = 1u << 30);
 	SHPMU_OPTS(unknown_backend, .cgroup_backend = 9);
-	struct shpmu_opts zero_sz = { 0 };
+	struct shpmu_opts zero_sz = {0};
 	struct {
 		struct shpmu_opts o;
 		char future[16];
-	} newer = { .o = { .sz = sizeof(newer) } };
+	} newer = {.o = {.sz = sizeof(newer)}};
 
 	cr_expect_eq(new_errno(&unknown_flag), EINVAL);
 	cr_expect_eq(new_errno(&unknown_backend), EINVAL);
@@ -528,9 +528,8 @@ Test(bad_input, shpmu_new_refuses_malformed_opts)
 
 Test(bad_input, an_older_callers_smaller_opts_work)
 {
-	struct shpmu_opts old = { .sz = offsetof(struct shpmu_opts,
-						 cgroup_root),
-				  .flags = SHPMU_F_NO_SHARING };
+	struct shpmu_opts old = {.sz = offsetof(struct shpmu_opts, cgroup_root),
+				 .flags = SHPMU_F_NO_SHARING};
 	struct perf_event_attr a = good_attr();
 	struct shpmu_target t = self_target();
 	struct shpmu_stats st;

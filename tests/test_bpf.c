@@ -69,10 +69,10 @@ static void expect_close(uint64_t a, uint64_t b, const char *what)
 Test(bpf, agrees_with_classic_cgroup_events)
 {
 	need_bpf();
-	static const uint64_t configs[3] = { PERF_COUNT_SW_TASK_CLOCK,
-					     PERF_COUNT_SW_CONTEXT_SWITCHES,
-					     PERF_COUNT_SW_CGROUP_SWITCHES };
-	static const char *const names[3] = { "p", "c1", "c2" };
+	static const uint64_t configs[3] = {PERF_COUNT_SW_TASK_CLOCK,
+					    PERF_COUNT_SW_CONTEXT_SWITCHES,
+					    PERF_COUNT_SW_CGROUP_SWITCHES};
+	static const char *const names[3] = {"p", "c1", "c2"};
 	struct shpmu_count b[3][3], c[3][3];
 	int attempt = 0;
 	uint64_t opened;
@@ -91,8 +91,8 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		for (int i = 0; i < 3; i++)
 			for (int e = 0; e < 3; e++) {
 				hb[i][e] = cg_open(bpf, configs[e], paths[i]);
-				hc[i][e] = cg_open(classic, configs[e],
-						   paths[i]);
+				hc[i][e] =
+					cg_open(classic, configs[e], paths[i]);
 			}
 		opened = window_open();
 		struct cg_child w1 = cg_spawn(paths[1], 150000000, 40);
@@ -131,10 +131,9 @@ Test(bpf, agrees_with_classic_cgroup_events)
 Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 {
 	need_bpf();
-	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
-					     PERF_COUNT_SW_CPU_CLOCK,
-					     PERF_COUNT_SW_CONTEXT_SWITCHES,
-					     PERF_COUNT_SW_PAGE_FAULTS };
+	static const uint64_t configs[4] = {
+		PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+		PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_PAGE_FAULTS};
 	static int hs[4000];
 	static struct shpmu_count out[4000];
 	struct shpmu_stats st;
@@ -203,9 +202,9 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 			for (int i = 0; i < 50; i++) {
 				snprintf(name, sizeof(name), "c%d-%d-%d",
 					 attempt, round, i);
-				churn[i] = cg_open(bpf,
-						   PERF_COUNT_SW_TASK_CLOCK,
-						   cg_make(name));
+				churn[i] =
+					cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK,
+						cg_make(name));
 			}
 			for (int i = 0; i < 50; i++)
 				cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
@@ -377,9 +376,9 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	for (int i = 0; i < 4; i++)
 		h[i] = cg_open(small, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = paths[4] };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = paths[4]};
 	cr_expect_eq(shpmu_open(small, &a, &t), -ENOSPC);
 	/* Slots 1 and 2 go back; cgroups 4 and 5 take them. */
 	cr_assert_eq(shpmu_close(small, h[1]), 0);
@@ -427,14 +426,13 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 Test(bpf, event_indexes_are_reused)
 {
 	need_bpf();
-	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
-					     PERF_COUNT_SW_CPU_CLOCK,
-					     PERF_COUNT_SW_CONTEXT_SWITCHES,
-					     PERF_COUNT_SW_PAGE_FAULTS };
+	static const uint64_t configs[4] = {
+		PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+		PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_PAGE_FAULTS};
 	const char *path = cg_make("indexes");
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = path };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = path};
 	struct perf_event_attr a;
 	uint64_t cpu, opened, counted;
 	int h[8], h9, attempt = 0;
@@ -516,7 +514,8 @@ Test(bpf, reads_are_exact_to_the_moment)
 	cr_expect_gt(c2.value - c1.value, 10000000, "the task hardly ran");
 	expect_within_pct(b2.value - b1.value, c2.value - c1.value, 2,
 			  "BPF against classic, between two reads");
-	expect_within_pct(b2.value, c2.value, 2, "BPF against classic, mid-run");
+	expect_within_pct(b2.value, c2.value, 2,
+			  "BPF against classic, mid-run");
 	cr_expect_geq(many.value, b2.value, "read_many went backwards");
 	cr_expect_lt(many.value - b2.value, 20000000,
 		     "read_many read %llu ns later than shpmu_read",
@@ -531,7 +530,7 @@ static volatile bool racing_stop;
 
 static void *read_racing(void *arg)
 {
-	struct shpmu_count last[4] = { 0 }, now[4];
+	struct shpmu_count last[4] = {0}, now[4];
 	long bad = 0;
 
 	(void)arg;
@@ -558,13 +557,12 @@ Test(bpf, reads_race_with_opens_and_closes)
 	need_bpf();
 	const char *path = cg_make("racing");
 	const char *other = cg_make("racing-other");
-	static const uint64_t configs[4] = { PERF_COUNT_SW_TASK_CLOCK,
-					     PERF_COUNT_SW_CPU_CLOCK,
-					     PERF_COUNT_SW_CONTEXT_SWITCHES,
-					     PERF_COUNT_SW_PAGE_FAULTS };
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = other };
+	static const uint64_t configs[4] = {
+		PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+		PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_PAGE_FAULTS};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = other};
 	pthread_t readers[2];
 	void *bad;
 
@@ -574,11 +572,12 @@ Test(bpf, reads_race_with_opens_and_closes)
 	cg_go(&w);
 	racing_stop = false;
 	for (int i = 0; i < 2; i++)
-		cr_assert_eq(pthread_create(&readers[i], NULL, read_racing,
-					    NULL), 0);
+		cr_assert_eq(
+			pthread_create(&readers[i], NULL, read_racing, NULL),
+			0);
 	for (int round = 0; round < (under_valgrind ? 20 : 200); round++) {
-		struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS_MIN,
-						   false);
+		struct perf_event_attr a =
+			sw_attr(PERF_COUNT_SW_PAGE_FAULTS_MIN, false);
 		int h;
 
 		a.exclude_hv = round & 1;

@@ -23,11 +23,11 @@
 #define NCG 3 /* counted cgroups A, B, C */
 #define NEV 3 /* events counted in each */
 
-static const uint64_t configs[NEV] = { PERF_COUNT_SW_TASK_CLOCK,
-				       PERF_COUNT_SW_PAGE_FAULTS,
-				       PERF_COUNT_SW_CONTEXT_SWITCHES };
-static const char *const event_names[NEV] = { "task-clock", "page-faults",
-					      "context-switches" };
+static const uint64_t configs[NEV] = {PERF_COUNT_SW_TASK_CLOCK,
+				      PERF_COUNT_SW_PAGE_FAULTS,
+				      PERF_COUNT_SW_CONTEXT_SWITCHES};
+static const char *const event_names[NEV] = {"task-clock", "page-faults",
+					     "context-switches"};
 static struct shpmu *bpf, *classic;
 static const char *paths[NCG];
 static int hb[NCG][NEV], hc[NCG][NEV];
@@ -35,7 +35,7 @@ static int hb[NCG][NEV], hc[NCG][NEV];
 /* The three counted cgroups of a try, counted both ways. */
 static void count_cgroups(int attempt)
 {
-	static const char *const names[NCG] = { "A", "B", "C" };
+	static const char *const names[NCG] = {"A", "B", "C"};
 	char rel[32];
 
 	for (int i = 0; i < NCG; i++) {
@@ -137,7 +137,7 @@ static void kill_spinner(pid_t pid)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 
 	nanosleep(&ts, NULL);
 }
@@ -294,8 +294,10 @@ Test(bpf_moves, a_busy_task_moving_itself)
 	for (int i = 0; i < NCG; i++) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "cgroup %d against the task's "
-					     "own clock", i);
+		snprintf(what, sizeof(what),
+			 "cgroup %d against the task's "
+			 "own clock",
+			 i);
 		expect_within_pct(b[i][0].value, in[i], 1, what);
 	}
 }
@@ -357,8 +359,7 @@ Test(bpf_moves, without_the_ipi_hook_self_moves_stay_exact)
 	shpmu__bpf_no_ipi_hook = true;
 	log_count = 0;
 	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
-	cr_expect(strstr(last_log, "csd_function_entry"), "log: %s",
-		  last_log);
+	cr_expect(strstr(last_log, "csd_function_entry"), "log: %s", last_log);
 	run_self_mover(b, c, in);
 	expect_agree(b, c, 90000000);
 }

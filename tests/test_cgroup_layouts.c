@@ -67,8 +67,8 @@ static void expect_root(struct shpmu *p, const char *want)
 static void expect_works(struct shpmu *p)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS};
 	char path[PATH_MAX];
 	struct shpmu_count c;
 	uint64_t id, cpu;

@@ -35,12 +35,11 @@ static int perf_event_hierarchy(void)
 
 Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
 {
-	char tmpdir[] = "/tmp/shpmu-v1-XXXXXX", root[PATH_MAX],
-	     path[PATH_MAX];
+	char tmpdir[] = "/tmp/shpmu-v1-XXXXXX", root[PATH_MAX], path[PATH_MAX];
 	SHPMU_OPTS(opts, .log = record_log);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_path = "" };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_path = ""};
 	struct perf_event_attr a =
 		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
 	struct shpmu_count c;

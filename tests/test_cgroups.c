@@ -35,8 +35,7 @@ static void teardown(void)
 
 TestSuite(cgroups, .init = setup, .fini = teardown);
 
-static void expect_round_trip(struct shpmu *p, const char *abs,
-			      const char *rel)
+static void expect_round_trip(struct shpmu *p, const char *abs, const char *rel)
 {
 	char path[PATH_MAX];
 	uint64_t by_abs = 0, by_rel = 0;
@@ -68,8 +67,8 @@ Test(cgroups, the_root_is_the_visible_cgroup2_mount)
 
 Test(cgroups, ids_and_paths_round_trip_for_nested_and_odd_names)
 {
-	const char *names[] = { "a", "a/b c", "a/b c/ünï ✓ d", "a/tab\tx",
-				"a/b c/ünï ✓ d/deep" };
+	const char *names[] = {"a", "a/b c", "a/b c/ünï ✓ d", "a/tab\tx",
+			       "a/b c/ünï ✓ d/deep"};
 	char rel[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -151,8 +150,8 @@ Test(cgroups, ids_resolve_without_cap_dac_read_search)
 	struct shpmu *p;
 
 	drop_dac_read_search();
-	p = shpmu_new(&(struct shpmu_opts){ .sz = sizeof(struct shpmu_opts),
-					   .log = record_log });
+	p = shpmu_new(&(struct shpmu_opts){.sz = sizeof(struct shpmu_opts),
+					   .log = record_log});
 	cr_assert(p);
 	char rel[PATH_MAX];
 
@@ -183,10 +182,10 @@ static int open_cg(struct shpmu *p, uint64_t config, uint64_t id,
 		   const char *path, bool disabled)
 {
 	struct perf_event_attr a = sw_attr(config, disabled);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_id = id,
-				  .cgroup_path = path };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_id = id,
+				 .cgroup_path = path};
 	int h = shpmu_open(p, &a, &t);
 
 	cr_assert_geq(h, 0, "open cgroup %s/%llu: %s (%s)", path ? path : "",
@@ -211,8 +210,8 @@ Test(cgroups, a_path_and_its_id_share_one_event_per_cpu)
 	cr_expect_eq(count_perf_fds(), online_cpus());
 	/* One CPU only is another event. */
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target one = { .kind = SHPMU_TARGET_CGROUP, .cpu = 0,
-				    .cgroup_path = abs };
+	struct shpmu_target one = {
+		.kind = SHPMU_TARGET_CGROUP, .cpu = 0, .cgroup_path = abs};
 	cr_assert_geq(shpmu_open(pmu, &a, &one), 0);
 	cr_expect_eq(count_perf_fds(), online_cpus() + 1);
 }
@@ -260,12 +259,12 @@ Test(cgroups, a_parent_counts_its_children)
 
 	struct cg_child w1 = cg_spawn(c1, 100000000, 20);
 	struct cg_child w2 = cg_spawn(c2, 100000000, 30);
-	int hp = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0,
-			 cg_abs("p"), false);
+	int hp = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, cg_abs("p"),
+			 false);
 	int h1 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c1, false);
 	int h2 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c2, false);
-	int hclock = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0, cg_abs("p"),
-			     false);
+	int hclock =
+		open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0, cg_abs("p"), false);
 	cg_go(&w1);
 	cg_go(&w2);
 	cpu += cg_finish(&w1);
@@ -290,9 +289,9 @@ Test(cgroups, a_parent_counts_its_children)
 static int open_cg_err(struct shpmu *p, uint64_t id)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_id = id };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_id = id};
 
 	return shpmu_open(p, &a, &t);
 }
@@ -329,9 +328,9 @@ Test(cgroups, a_sub_tree_root_confines_ids_and_paths)
 	const char *child = cg_make("mine/c");
 	SHPMU_OPTS(opts, .cgroup_root = inside, .log = record_log);
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CGROUP,
-				  .cpu = SHPMU_ALL_CPUS,
-				  .cgroup_id = cg_ino(outside) };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = SHPMU_ALL_CPUS,
+				 .cgroup_id = cg_ino(outside)};
 	char buf[PATH_MAX];
 	uint64_t id;
 	struct shpmu *p = shpmu_new(&opts);
@@ -376,8 +375,7 @@ Test(cgroups, paths_resolve_without_openat2)
 
 	ops.openat2 = no_openat2;
 	shpmu__set_sys_ops(pmu, &ops);
-	snprintf(rel, sizeof(rel), "%s/old kernel/./nested dir",
-		 cg_base_rel());
+	snprintf(rel, sizeof(rel), "%s/old kernel/./nested dir", cg_base_rel());
 	cr_assert_eq(shpmu_cgroup_id(pmu, rel, &id), 0, "%s", last_log);
 	cr_expect_eq(id, cg_ino(abs));
 	cr_assert_eq(shpmu_cgroup_path(pmu, id, buf, sizeof(buf)), 0);

@@ -71,18 +71,19 @@ static void check_exact(uint64_t config)
 		close(in);
 		shpmu_close(pmu, h);
 		shpmu_close(pmu, noisy);
-		cr_expect_geq(c.value, inner[0], "handle %llu, inner raw fd %llu",
+		cr_expect_geq(c.value, inner[0],
+			      "handle %llu, inner raw fd %llu",
 			      (unsigned long long)c.value,
 			      (unsigned long long)inner[0]);
-		cr_expect_leq(c.value, outer[0], "handle %llu, outer raw fd %llu",
+		cr_expect_leq(c.value, outer[0],
+			      "handle %llu, outer raw fd %llu",
 			      (unsigned long long)c.value,
 			      (unsigned long long)outer[0]);
 		if (inner[0] == outer[0])
 			break;
 		cr_log_info("try %d: %llu events fell between the enables and "
 			    "disables; measuring again",
-			    attempt,
-			    (unsigned long long)(outer[0] - inner[0]));
+			    attempt, (unsigned long long)(outer[0] - inner[0]));
 	}
 	cr_expect_eq(inner[0], outer[0], "every try had events in its gaps");
 	cr_expect_eq(c.value, outer[0], "handle %llu, raw fds %llu",

@@ -14,153 +14,12 @@
 #include <stdio.h>
 
 #include "cgroup_helpers.h"
+#include "fault_sys.h"
 #include "helpers.h"
-#include "sys.h"
 
-#define SHORT_READ (-1) /* not an errno: the read returns half */
-
-static const int faults[] = { EMFILE, ENFILE, EACCES, ENOENT, EBUSY,
-			      ENOMEM, EINTR, SHORT_READ };
+static const int faults[] = {EMFILE, ENFILE, EACCES, ENOENT,
+			     EBUSY,  ENOMEM, EINTR,  FAULT_SHORT_READ};
 #define NFAULTS (int)(sizeof(faults) / sizeof(faults[0]))
-
-/* K_FILE_READ: a read of a /sys or /proc file, which may come in pieces:
- * a short one is no fault there. */
-enum kind { K_OPEN, K_READ, K_FILE_READ, K_IOCTL, K_CLOSE, K_OPENAT,
-	    K_OTHER };
-
-static bool is_perf_fd(int fd)
-{
-	char path[64], link[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	return strstr(link, "perf_event") != NULL;
-}
-
-#define MAX_CALLS 512
-
-static struct {
-	int target;	/* the call number to fail; 0: none */
-	int fault;
-	int calls;	/* calls so far */
-	bool fired;
-	enum kind fired_kind;
-	enum kind kinds[MAX_CALLS + 1]; /* of each call, in the dry run */
-} inj;
-
-static bool hit(enum kind k)
-{
-	if (++inj.calls <= MAX_CALLS && !inj.target)
-		inj.kinds[inj.calls] = k;
-	if (inj.calls != inj.target)
-		return false;
-	inj.fired = true;
-	inj.fired_kind = k;
-	return true;
-}
-
-static int f_open(struct perf_event_attr *a, pid_t pid, int cpu, int gfd,
-		  unsigned long flags, void *arg)
-{
-	if (hit(K_OPEN) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.perf_event_open(a, pid, cpu, gfd, flags, arg);
-}
-
-static ssize_t f_read(int fd, void *buf, size_t len, void *arg)
-{
-	ssize_t n;
-
-	if (hit(is_perf_fd(fd) ? K_READ : K_FILE_READ) &&
-	    inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	n = shpmu_sys_kernel.read(fd, buf, len, arg);
-	if (inj.fired && inj.calls == inj.target && n > 0)
-		n /= 2; /* SHORT_READ */
-	return n;
-}
-
-static int f_ioctl(int fd, unsigned long req, unsigned long val, void *arg)
-{
-	if (hit(K_IOCTL) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.ioctl(fd, req, val, arg);
-}
-
-static int f_close(int fd, void *arg)
-{
-	/* Linux releases the fd even when close reports an error. */
-	int ret = shpmu_sys_kernel.close(fd, arg);
-
-	if (hit(K_CLOSE) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return ret;
-}
-
-static int f_openat(int dirfd, const char *path, int flags, void *arg)
-{
-	if (hit(K_OPENAT) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
-}
-
-static int f_openat2(int dirfd, const char *path, struct open_how *how,
-		     size_t size, void *arg)
-{
-	if (hit(K_OPENAT) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.openat2(dirfd, path, how, size, arg);
-}
-
-static int f_name_to_handle(int dirfd, const char *path,
-			    struct file_handle *fh, int *mount_id, int flags,
-			    void *arg)
-{
-	if (hit(K_OTHER) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.name_to_handle_at(dirfd, path, fh, mount_id,
-						  flags, arg);
-}
-
-static int f_open_by_handle(int mount_fd, struct file_handle *fh, int flags,
-			    void *arg)
-{
-	if (hit(K_OTHER) && inj.fault != SHORT_READ) {
-		errno = inj.fault;
-		return -1;
-	}
-	return shpmu_sys_kernel.open_by_handle_at(mount_fd, fh, flags, arg);
-}
-
-/* EINTR must be retried; that needs a second try to pass. */
-static const struct shpmu_sys_ops faulty = {
-	.perf_event_open = f_open,
-	.read = f_read,
-	.ioctl = f_ioctl,
-	.close = f_close,
-	.openat = f_openat,
-	.openat2 = f_openat2,
-	.name_to_handle_at = f_name_to_handle,
-	.open_by_handle_at = f_open_by_handle,
-};
 
 /* ---- the scenario ---- */
 
@@ -187,15 +46,14 @@ static int step_open(struct run *r, uint64_t config, bool disabled,
 static int step(struct run *r, int i)
 {
 	struct shpmu_target self = self_target();
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
-	struct shpmu_target cg = { .kind = SHPMU_TARGET_CGROUP,
-				   .cpu = SHPMU_ALL_CPUS,
-				   .cgroup_path = r->cgroup };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
+	struct shpmu_target cg = {.kind = SHPMU_TARGET_CGROUP,
+				  .cpu = SHPMU_ALL_CPUS,
+				  .cgroup_path = r->cgroup};
 	struct perf_event_attr group[2] = {
 		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false),
-		sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false)
-	};
+		sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false)};
 	struct shpmu_count c[MAX_HANDLES];
 	char path[4096];
 	uint64_t id;
@@ -233,7 +91,8 @@ static int step(struct run *r, int i)
 		return shpmu_read_cpu(r->pmu, r->h[2], 0, c);
 	case 13:
 		h = shpmu_cgroup_id(r->pmu, r->cgroup, &id);
-		return h ? h : shpmu_cgroup_path(r->pmu, id, path, sizeof(path));
+		return h ? h
+			 : shpmu_cgroup_path(r->pmu, id, path, sizeof(path));
 	case 14:
 		return shpmu_disable(r->pmu, r->h[3]); /* the last user */
 	case 15:
@@ -259,15 +118,15 @@ static struct shpmu *new_classic(void)
 /* Calls the scenario makes, counted without faults. */
 static int count_calls(const char *cgroup)
 {
-	struct run r = { .cgroup = cgroup };
+	struct run r = {.cgroup = cgroup};
 	int calls;
 
-	memset(&inj, 0, sizeof(inj));
+	fault_reset();
 	r.pmu = new_classic();
-	shpmu__set_sys_ops(r.pmu, &faulty);
+	shpmu__set_sys_ops(r.pmu, &fault_sys);
 	for (int i = 0; step(&r, i) != 1; i++)
 		;
-	calls = inj.calls; /* shpmu_free's closes are walked separately */
+	calls = fault.calls; /* shpmu_free's closes are walked separately */
 	shpmu_free(r.pmu);
 	return calls;
 }
@@ -284,16 +143,15 @@ static void expect_others_read(struct run *r, const char *what)
 static int walked;
 
 /* One run with the Nth call failing. */
-static void run_with_fault(const char *cgroup, int n, int fault, int base_fds)
+static void run_with_fault(const char *cgroup, int n, int err, int base_fds)
 {
-	struct run r = { .cgroup = cgroup };
+	struct run r = {.cgroup = cgroup};
 	char what[96];
 
-	memset(&inj, 0, sizeof(inj));
+	fault_reset();
 	r.pmu = new_classic();
-	shpmu__set_sys_ops(r.pmu, &faulty);
-	inj.target = n;
-	inj.fault = fault;
+	shpmu__set_sys_ops(r.pmu, &fault_sys);
+	fault_fail(FAULT_ANY, n, err);
 	for (int i = 0;; i++) {
 		struct shpmu_stats before, after;
 		int fds = count_fds(), ret;
@@ -302,26 +160,29 @@ static void run_with_fault(const char *cgroup, int n, int fault, int base_fds)
 		ret = step(&r, i);
 		if (ret == 1)
 			break;
-		if (!inj.fired) {
+		if (!fault.fired) {
 			cr_assert_eq(ret, 0, "step %d failed with no fault", i);
 			continue;
 		}
-		snprintf(what, sizeof(what), "call %d (kind %d) failing with %d "
-					     "in step %d",
-			 n, inj.fired_kind, fault, i);
+		snprintf(what, sizeof(what),
+			 "call %d (kind %d) failing with %d "
+			 "in step %d",
+			 n, fault.fired_kind, err, i);
 		walked++;
 		shpmu_get_stats(r.pmu, &after);
 		if (ret == 0) {
 			/* Retried, or a close that released the fd anyway. */
-			cr_expect(fault == EINTR || inj.fired_kind == K_CLOSE ||
-					  (inj.fired_kind == K_IOCTL && i == 15),
+			cr_expect(err == EINTR ||
+					  fault.fired_kind == FAULT_CLOSE ||
+					  (fault.fired_kind == FAULT_IOCTL &&
+					   i == 15),
 				  "%s: the step succeeded", what);
 		} else {
 			cr_expect_lt(ret, 0, "%s", what);
 			cr_expect_eq(errno, -ret, "%s: errno", what);
-			cr_expect_neq(fault, EINTR, "%s: EINTR reported", what);
-			cr_expect_eq(memcmp(&before, &after, sizeof(before)),
-				     0, "%s: stats changed", what);
+			cr_expect_neq(err, EINTR, "%s: EINTR reported", what);
+			cr_expect_eq(memcmp(&before, &after, sizeof(before)), 0,
+				     "%s: stats changed", what);
 			cr_expect_eq(count_fds(), fds, "%s: fds leaked", what);
 		}
 		expect_others_read(&r, what);
@@ -329,7 +190,7 @@ static void run_with_fault(const char *cgroup, int n, int fault, int base_fds)
 	}
 	shpmu_free(r.pmu);
 	cr_expect_eq(count_fds(), base_fds, "call %d, fault %d: fds after free",
-		     n, fault);
+		     n, err);
 }
 
 Test(faults, every_call_of_the_scenario_can_fail_cleanly)
@@ -344,15 +205,16 @@ Test(faults, every_call_of_the_scenario_can_fail_cleanly)
 	base_fds = count_fds();
 	total = count_calls(cgroup);
 	cr_assert_gt(total, 40, "the scenario makes %d calls", total);
-	cr_assert_leq(total, MAX_CALLS);
-	enum kind kinds[MAX_CALLS + 1];
+	cr_assert_leq(total, FAULT_MAX_CALLS);
+	enum fault_kind kinds[FAULT_MAX_CALLS + 1];
 	int want = 0;
 
-	memcpy(kinds, inj.kinds, sizeof(kinds));
+	memcpy(kinds, fault.kinds, sizeof(kinds));
 	for (int n = 1; n <= total; n++)
 		for (int f = 0; f < NFAULTS; f++) {
 			/* A short read is a fault of reads only. */
-			if (faults[f] == SHORT_READ && kinds[n] != K_READ)
+			if (faults[f] == FAULT_SHORT_READ &&
+			    kinds[n] != FAULT_READ)
 				continue;
 			want++;
 			run_with_fault(cgroup, n, faults[f], base_fds);

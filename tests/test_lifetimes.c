@@ -49,8 +49,8 @@ Test(lifetimes, a_forked_child_cannot_touch_the_parents_counts)
 Test(lifetimes, no_fd_survives_exec)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_CPU_CLOCK, false);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
 	char out[8192] = "";
 	int p[2], status;
 	ssize_t n, used = 0;
@@ -65,8 +65,7 @@ Test(lifetimes, no_fd_survives_exec)
 		_exit(127);
 	}
 	close(p[1]);
-	while ((n = read(p[0], out + used, sizeof(out) - 1 - (size_t)used)) >
-	       0)
+	while ((n = read(p[0], out + used, sizeof(out) - 1 - (size_t)used)) > 0)
 		used += n;
 	close(p[0]);
 	waitpid(child, &status, 0);
@@ -168,7 +167,7 @@ Test(lifetimes, sigprof_reads_never_hang)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target self = self_target();
-	struct itimerval every = { { 0, 500 }, { 0, 500 } }, off = { 0 };
+	struct itimerval every = {{0, 500}, {0, 500}}, off = {0};
 	struct shpmu_count c;
 	uint64_t end;
 

@@ -67,8 +67,8 @@ Test(sharing, all_cpus_holds_one_fd_per_online_cpu)
 {
 	struct perf_event_attr a =
 		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_CPU,
-				  .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = SHPMU_ALL_CPUS};
 
 	for (int i = 0; i < 10; i++)
 		cr_assert_geq(shpmu_open(pmu, &a, &t), 0);
@@ -111,7 +111,7 @@ Test(sharing, differences_that_change_the_count_do_not_share)
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct perf_event_attr k = a, other = a, inh = a;
 	struct shpmu_target t = self_target();
-	struct shpmu_target cpu0 = { .kind = SHPMU_TARGET_TASK, .cpu = 0 };
+	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_TASK, .cpu = 0};
 
 	k.exclude_kernel = 1;
 	other.config = PERF_COUNT_SW_PAGE_FAULTS;
@@ -147,9 +147,9 @@ Test(sharing, this_thread_by_pid_0_and_by_tid_share)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target t0 = self_target();
-	struct shpmu_target tid = { .kind = SHPMU_TARGET_TASK,
-				    .pid = (pid_t)syscall(SYS_gettid),
-				    .cpu = -1 };
+	struct shpmu_target tid = {.kind = SHPMU_TARGET_TASK,
+				   .pid = (pid_t)syscall(SYS_gettid),
+				   .cpu = -1};
 
 	cr_assert_geq(shpmu_open(pmu, &a, &t0), 0);
 	cr_assert_geq(shpmu_open(pmu, &a, &tid), 0);
@@ -196,7 +196,7 @@ Test(sharing, a_closed_event_is_opened_afresh)
 
 Test(sharing, many_distinct_events_grow_the_registry)
 {
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_PAGE_FAULTS, true);
 
 	/* 300 distinct keys (config1 is ignored by software events but is
@@ -227,7 +227,7 @@ Test(sharing, remove_on_exec_events_are_never_shared)
  * equal probes, so probe events are never shared. */
 Test(sharing, uprobe_events_are_never_shared)
 {
-	char text[32] = { 0 };
+	char text[32] = {0};
 	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
 	struct perf_event_attr a;
 	struct shpmu_target t = self_target();
@@ -297,7 +297,7 @@ static pid_t fork_with_pid(pid_t old, int go[2])
 Test(sharing, an_exited_tasks_event_is_not_shared_with_its_tids_next_owner)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct shpmu_count c;
 	int go[2], probe, h;
 	pid_t old, reused = -1;
@@ -307,8 +307,9 @@ Test(sharing, an_exited_tasks_event_is_not_shared_with_its_tids_next_owner)
 	 * 6.9; valgrind 3.19 does not know the syscall either. */
 	probe = (int)syscall(SYS_pidfd_open, getpid(), O_EXCL);
 	if (probe < 0)
-		cr_skip_test("pidfd_open(PIDFD_THREAD) is unavailable here (%s)",
-			     strerror(errno));
+		cr_skip_test(
+			"pidfd_open(PIDFD_THREAD) is unavailable here (%s)",
+			strerror(errno));
 	close(probe);
 	/* Another process on the machine may take the pid first: then the
 	 * whole scenario starts over with a new one. */
@@ -352,10 +353,9 @@ Test(sharing, pid_0_in_a_forked_child_is_the_child)
 		int h = p ? shpmu_open(p, &a, &t) : -1;
 
 		burn_cpu_ns(30000000);
-		_exit(h >= 0 && shpmu_read(p, h, &c) == 0 &&
-			      c.value > 25000000
-		      ? 0
-		      : 1);
+		_exit(h >= 0 && shpmu_read(p, h, &c) == 0 && c.value > 25000000
+			      ? 0
+			      : 1);
 	}
 	cr_assert_eq(waitpid(child, &status, 0), child);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -5,123 +5,28 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include "fault_sys.h"
 #include "helpers.h"
-#include "sys.h"
-
-enum call { C_OPEN, C_READ, C_IOCTL, C_CLOSE, C_OPENAT, C_NR };
-
-/* Fail the nth call (1-based) of one kind with err; short: a short read. */
-static struct {
-	enum call call;
-	int nth;
-	int err;
-	bool short_read;
-	bool every_first_try_eintr;
-	int calls[C_NR];
-	int resets;
-	int opens_without_cloexec;
-	bool eintr_pending;
-} inj;
-
-static bool inject(enum call c)
-{
-	inj.calls[c]++;
-	if (inj.every_first_try_eintr) {
-		inj.eintr_pending = !inj.eintr_pending;
-		if (inj.eintr_pending) {
-			errno = EINTR;
-			return true;
-		}
-	}
-	if (inj.nth && c == inj.call && inj.calls[c] == inj.nth &&
-	    !inj.short_read) {
-		errno = inj.err;
-		return true;
-	}
-	return false;
-}
-
-static int f_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-		  int group_fd, unsigned long flags, void *arg)
-{
-	if (!(flags & PERF_FLAG_FD_CLOEXEC))
-		inj.opens_without_cloexec++;
-	if (inject(C_OPEN))
-		return -1;
-	return shpmu_sys_kernel.perf_event_open(attr, pid, cpu, group_fd,
-						flags, arg);
-}
-
-static ssize_t f_read(int fd, void *buf, size_t len, void *arg)
-{
-	ssize_t n;
-
-	if (inject(C_READ))
-		return -1;
-	n = shpmu_sys_kernel.read(fd, buf, len, arg);
-	/* The kernel never reads short; a faulty layer below might. */
-	if (n > 0 && inj.short_read && inj.calls[C_READ] == inj.nth)
-		n /= 2;
-	return n;
-}
-
-static int f_ioctl(int fd, unsigned long req, unsigned long val, void *arg)
-{
-	if (req == PERF_EVENT_IOC_RESET)
-		inj.resets++;
-	if (inject(C_IOCTL))
-		return -1;
-	return shpmu_sys_kernel.ioctl(fd, req, val, arg);
-}
-
-static int f_close(int fd, void *arg)
-{
-	inject(C_CLOSE); /* a failing close still closes, as on Linux */
-	return shpmu_sys_kernel.close(fd, arg);
-}
-
-static int f_openat(int dirfd, const char *path, int flags, void *arg)
-{
-	if (inject(C_OPENAT))
-		return -1;
-	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
-}
-
-static const struct shpmu_sys_ops faulty = {
-	.perf_event_open = f_open,
-	.read = f_read,
-	.ioctl = f_ioctl,
-	.close = f_close,
-	.openat = f_openat,
-};
 
 static struct shpmu *pmu;
 
 static void setup(void)
 {
-	memset(&inj, 0, sizeof(inj));
+	fault_reset();
 	pmu = shpmu_new(NULL);
 	cr_assert(pmu);
-	shpmu__set_sys_ops(pmu, &faulty);
+	shpmu__set_sys_ops(pmu, &fault_sys);
 }
 
 static void teardown(void)
 {
 	shpmu_free(pmu);
 	cr_expect_eq(count_perf_fds(), 0);
-	cr_expect_eq(inj.resets, 0, "the library reset a kernel event");
-	cr_expect_eq(inj.opens_without_cloexec, 0);
+	cr_expect_eq(fault.resets, 0, "the library reset a kernel event");
+	cr_expect_eq(fault.opens_without_cloexec, 0);
 }
 
 TestSuite(syscalls, .init = setup, .fini = teardown);
-
-static void fail_nth(enum call c, int nth, int err)
-{
-	memset(inj.calls, 0, sizeof(inj.calls));
-	inj.call = c;
-	inj.nth = nth;
-	inj.err = err;
-}
 
 static struct shpmu_stats stats(void)
 {
@@ -134,12 +39,12 @@ static struct shpmu_stats stats(void)
 Test(syscalls, eintr_is_retried_never_reported)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
 	struct shpmu_count c;
 	int h;
 
-	inj.every_first_try_eintr = true;
+	fault.eintr_first = true;
 	h = shpmu_open(pmu, &a, &all);
 	cr_assert_geq(h, 0, "%s", strerror(-h));
 	cr_expect_eq(shpmu_enable(pmu, h), 0);
@@ -154,22 +59,22 @@ Test(syscalls, eintr_is_retried_never_reported)
 Test(syscalls, a_failed_open_on_the_last_cpu_leaks_nothing)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_CPU_CLOCK, false);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
 	struct shpmu_stats before = stats();
 	int fds = count_fds();
 
-	fail_nth(C_OPEN, online_cpus(), EMFILE);
+	fault_fail(FAULT_OPEN, online_cpus(), EMFILE);
 	cr_expect_eq(shpmu_open(pmu, &a, &all), -EMFILE);
 	cr_expect_eq(count_fds(), fds);
 	struct shpmu_stats now = stats();
 
 	cr_expect_eq(memcmp(&before, &now, sizeof(before)), 0);
-	fail_nth(C_OPENAT, 1, EACCES);
+	fault_fail(FAULT_OPENAT, 1, EACCES);
 	cr_expect_eq(shpmu_open(pmu, &a, &all), -EACCES,
 		     "the online-CPU list could not be read");
 	cr_expect_eq(count_fds(), fds);
-	inj.nth = 0;
+	fault_stop();
 	cr_expect_geq(shpmu_open(pmu, &a, &all), 0, "works once faults stop");
 }
 
@@ -181,14 +86,14 @@ Test(syscalls, a_failed_enable_leaves_the_handle_disabled)
 	int h = shpmu_open(pmu, &a, &self);
 
 	cr_assert_geq(h, 0);
-	fail_nth(C_IOCTL, 1, EBUSY);
+	fault_fail(FAULT_IOCTL, 1, EBUSY);
 	cr_expect_eq(shpmu_enable(pmu, h), -EBUSY);
 	burn_cpu_ns(5000000);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
 	cr_expect_eq(c.value, 0, "a handle whose enable failed counted");
-	fail_nth(C_READ, 1, EIO);
+	fault_fail(FAULT_READ, 1, EIO);
 	cr_expect_eq(shpmu_enable(pmu, h), -EIO, "base reading failed");
-	inj.nth = 0;
+	fault_stop();
 	cr_expect_eq(shpmu_enable(pmu, h), 0);
 	burn_cpu_ns(5000000);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
@@ -198,9 +103,9 @@ Test(syscalls, a_failed_enable_leaves_the_handle_disabled)
 Test(syscalls, a_failed_enable_on_one_cpu_is_undone_on_the_others)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_CPU_CLOCK, true);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
-	struct timespec nap = { 0, 5000000 };
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
+	struct timespec nap = {0, 5000000};
 	struct shpmu_count c;
 	int h = shpmu_open(pmu, &a, &all);
 
@@ -208,9 +113,9 @@ Test(syscalls, a_failed_enable_on_one_cpu_is_undone_on_the_others)
 		cr_skip_test("needs two online CPUs, this machine has %d",
 			     online_cpus());
 	cr_assert_geq(h, 0);
-	fail_nth(C_IOCTL, 2, ENOMEM);
+	fault_fail(FAULT_IOCTL, 2, ENOMEM);
 	cr_expect_eq(shpmu_enable(pmu, h), -ENOMEM);
-	inj.nth = 0;
+	fault_stop();
 	/* The first CPU's fd was enabled, then must have been disabled
 	 * again: the kernel's own times for it stand still. */
 	uint64_t v0[3], v1[3];
@@ -219,8 +124,7 @@ Test(syscalls, a_failed_enable_on_one_cpu_is_undone_on_the_others)
 	raw_read(first, v0);
 	nanosleep(&nap, NULL);
 	raw_read(first, v1);
-	cr_expect_eq(v1[1], v0[1], "cpu %d's kernel event kept running",
-		     0);
+	cr_expect_eq(v1[1], v0[1], "cpu %d's kernel event kept running", 0);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
 	cr_expect_eq(c.value, 0);
 	cr_expect_eq(c.time_enabled, 0);
@@ -234,9 +138,9 @@ Test(syscalls, a_failed_disable_leaves_the_handle_enabled)
 	int h = shpmu_open(pmu, &a, &self);
 
 	cr_assert_geq(h, 0);
-	fail_nth(C_IOCTL, 1, EBUSY);
+	fault_fail(FAULT_IOCTL, 1, EBUSY);
 	cr_expect_eq(shpmu_disable(pmu, h), -EBUSY);
-	inj.nth = 0;
+	fault_stop();
 	cr_assert_eq(shpmu_read(pmu, h, &c1), 0);
 	burn_cpu_ns(5000000);
 	cr_assert_eq(shpmu_read(pmu, h, &c2), 0);
@@ -262,29 +166,27 @@ Test(syscalls, failed_and_short_reads_are_errors_that_lose_nothing)
 	cr_assert_eq(shpmu_read(pmu, h, &before), 0);
 	raw_read(raw, r0);
 	touch_pages(100);
-	fail_nth(C_READ, 1, EIO);
+	fault_fail(FAULT_READ, 1, EIO);
 	cr_expect_eq(shpmu_read(pmu, h, &c), -EIO);
 	touch_pages(100);
-	inj.nth = 0;
-	inj.short_read = true;
-	fail_nth(C_READ, 1, 0);
+	fault_stop();
+	fault_fail(FAULT_READ, 1, FAULT_SHORT_READ);
 	c.value = 12345;
 	cr_expect_eq(shpmu_read(pmu, h, &c), -EIO);
 	cr_expect_eq(c.value, 12345, "out untouched on failure");
-	inj.short_read = false;
-	inj.nth = 0;
+	fault_stop();
 	touch_pages(100);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
 	raw_read(raw, v);
 	/* Both saw the same faults since their readings before the
 	 * failures: none was lost or counted twice. */
 	/* (valgrind faults too, translating code between the readings) */
-	int64_t diff = (int64_t)(v[0] - r0[0]) -
-		       (int64_t)(c.value - before.value);
+	int64_t diff =
+		(int64_t)(v[0] - r0[0]) - (int64_t)(c.value - before.value);
 	cr_expect_leq(diff < 0 ? -diff : diff, under_valgrind ? 4 : 0,
 		      "handle moved %llu, raw fd %llu",
-		     (unsigned long long)(c.value - before.value),
-		     (unsigned long long)(v[0] - r0[0]));
+		      (unsigned long long)(c.value - before.value),
+		      (unsigned long long)(v[0] - r0[0]));
 	cr_expect_geq(c.value - before.value, 300);
 	close(raw);
 }
@@ -298,9 +200,9 @@ Test(syscalls, a_failed_reset_changes_nothing)
 
 	cr_assert_geq(h, 0);
 	touch_pages(100);
-	fail_nth(C_READ, 1, EIO);
+	fault_fail(FAULT_READ, 1, EIO);
 	cr_expect_eq(shpmu_reset(pmu, h), -EIO);
-	inj.nth = 0;
+	fault_stop();
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
 	cr_expect_geq(c.value, 100, "the failed reset dropped the count");
 }

@@ -13,7 +13,7 @@ DEFAULT_CONTEXT_SUITE(targets);
 Test(targets, a_task_by_pid_counts_that_task)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct shpmu_count c, after_exit, again;
 	struct cg_child child = cg_spawn(NULL, 200000000, 0);
 	uint64_t cpu;
@@ -70,7 +70,7 @@ Test(targets, inherit_counts_children_and_plain_does_not)
 Test(targets, multiplexed_times_are_per_handle_and_scaled)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target on1 = { .kind = SHPMU_TARGET_TASK, .cpu = 1 };
+	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK, .cpu = 1};
 	struct shpmu_count c1, c2;
 	int h1, h2;
 
@@ -118,7 +118,7 @@ Test(targets, multiplexed_times_are_per_handle_and_scaled)
 Test(targets, an_event_that_never_ran_scales_to_zero)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target on1 = { .kind = SHPMU_TARGET_TASK, .cpu = 1 };
+	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK, .cpu = 1};
 	struct shpmu_count c;
 	int h;
 
@@ -137,12 +137,11 @@ Test(targets, an_event_that_never_ran_scales_to_zero)
 
 Test(targets, scale_is_overflow_safe)
 {
-	struct shpmu_count c = { .value = UINT64_MAX / 2,
-				 .time_enabled = 1000000000000ull,
-				 .time_running = 500000000000ull };
-	struct shpmu_count big = { .value = UINT64_MAX,
-				   .time_enabled = 3,
-				   .time_running = 1 };
+	struct shpmu_count c = {.value = UINT64_MAX / 2,
+				.time_enabled = 1000000000000ull,
+				.time_running = 500000000000ull};
+	struct shpmu_count big = {
+		.value = UINT64_MAX, .time_enabled = 3, .time_running = 1};
 
 	cr_expect_eq(shpmu_scale(&c), UINT64_MAX - 1);
 	cr_expect_eq(shpmu_scale(&big), UINT64_MAX, "saturates");
@@ -154,8 +153,8 @@ Test(targets, scale_is_overflow_safe)
 Test(targets, enable_on_exec_handles_count_from_their_own_open)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target t = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
-	struct timespec nap = { 0, 200000000 };
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+	struct timespec nap = {0, 200000000};
 	struct shpmu_count before_exec, c1, c2;
 	int go, h1, h2, status;
 

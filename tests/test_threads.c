@@ -15,7 +15,7 @@ static struct shpmu *pmu;
 static struct {
 	int block_fd;
 	sem_t entered, release;
-} park = { .block_fd = -1 };
+} park = {.block_fd = -1};
 
 static ssize_t parking_read(int fd, void *buf, size_t len, void *arg)
 {
@@ -53,8 +53,8 @@ static void *use_other(void *arg)
 Test(threads, reads_of_different_events_do_not_wait_for_each_other)
 {
 	struct perf_event_attr clock = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct perf_event_attr faults = sw_attr(PERF_COUNT_SW_PAGE_FAULTS,
-						false);
+	struct perf_event_attr faults =
+		sw_attr(PERF_COUNT_SW_PAGE_FAULTS, false);
 	struct shpmu_target self = self_target();
 	struct shpmu_count c;
 	pthread_t t;
@@ -104,16 +104,16 @@ Test(threads, reads_of_different_events_do_not_wait_for_each_other)
 /* Threads hammer handles that share two kernel events; each thread checks
  * its own handle never goes backwards between its own resets. */
 #define WORKERS 8
-#define ROUNDS 3000
+#define ROUNDS	3000
 
 static void *worker(void *arg)
 {
-	struct perf_event_attr a = sw_attr(
-		(intptr_t)arg % 2 ? PERF_COUNT_SW_TASK_CLOCK
-				  : PERF_COUNT_SW_CPU_CLOCK,
-		false);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
+	struct perf_event_attr a =
+		sw_attr((intptr_t)arg % 2 ? PERF_COUNT_SW_TASK_CLOCK
+					  : PERF_COUNT_SW_CPU_CLOCK,
+			false);
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
 	uint64_t last = 0, last_before = wall_ns(), before, after;
 	uint64_t ncpus = (uint64_t)online_cpus();
 	struct shpmu_count c;

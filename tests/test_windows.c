@@ -76,8 +76,8 @@ Test(windows, two_handles_report_their_own_windows)
 Test(windows, cpu_target_windows_follow_wall_time)
 {
 	struct perf_event_attr attr = sw_attr(PERF_COUNT_SW_CPU_CLOCK, true);
-	struct shpmu_target cpu0 = { .kind = SHPMU_TARGET_CPU, .cpu = 0 };
-	struct timespec nap = { 0, 100000000 };
+	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	struct timespec nap = {0, 100000000};
 	int a = shpmu_open(pmu, &attr, &cpu0);
 	int b = shpmu_open(pmu, &attr, &cpu0);
 	uint64_t w0, w1, w2, w3;
@@ -200,9 +200,9 @@ Test(windows, every_cpu_share_adds_up_to_the_whole)
 {
 	struct perf_event_attr attr =
 		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
-	struct shpmu_target all = { .kind = SHPMU_TARGET_CPU,
-				    .cpu = SHPMU_ALL_CPUS };
-	struct shpmu_count sum = { 0 }, whole, one;
+	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = SHPMU_ALL_CPUS};
+	struct shpmu_count sum = {0}, whole, one;
 	int h = shpmu_open(pmu, &attr, &all);
 
 	cr_assert_geq(h, 0);

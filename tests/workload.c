@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	double until;
 	long page = sysconf(_SC_PAGESIZE);
 	int sleeps, pages;
-	struct timespec nap = { 0, 100000 };
+	struct timespec nap = {0, 100000};
 	volatile unsigned long x = 0;
 	char *p;
 

@@ -7,8 +7,8 @@
 
 #include "stat.h"
 
-static const char *default_events[] = { "task-clock", "context-switches",
-					"cpu-migrations", "page-faults" };
+static const char *default_events[] = {"task-clock", "context-switches",
+				       "cpu-migrations", "page-faults"};
 
 void usage(FILE *f)
 {
@@ -18,7 +18,8 @@ void usage(FILE *f)
 		"  -a, --all-cpus       count every CPU\n"
 		"  -C, --cpu LIST       count these CPUs (0,2-3)\n"
 		"  -p, --pid PID        count an existing process\n"
-		"  -G, --cgroup LIST    count these cgroups (paths), per cgroup\n"
+		"  -G, --cgroup LIST    count these cgroups (paths), per "
+		"cgroup\n"
 		"      --cgroup-id LIST count these cgroups, by id\n"
 		"  -I, --interval-print MS  print every MS milliseconds\n"
 		"  -x, --field-separator SEP  CSV output, perf's field order\n"
@@ -43,8 +44,9 @@ static int add_events(struct options *o, char *list)
 			size_t len = strcspn(p, group ? ",}" : ",");
 
 			if (len == 0 || o->nevents == MAX_EVENTS) {
-				fprintf(stderr, "shpmu-stat: bad event list "
-						"near '%s'\n",
+				fprintf(stderr,
+					"shpmu-stat: bad event list "
+					"near '%s'\n",
 					p);
 				return -1;
 			}
@@ -68,11 +70,12 @@ static int add_events(struct options *o, char *list)
 			p++; /* the comma inside a group */
 		}
 		o->units[o->nunits++] =
-			(struct unit){ first, o->nevents - first };
+			(struct unit){first, o->nevents - first};
 		if (group && *p && *p != ',') {
-			fprintf(stderr, "shpmu-stat: modifiers after a group "
-					"('}%s') are not supported: put them on "
-					"each member\n",
+			fprintf(stderr,
+				"shpmu-stat: modifiers after a group "
+				"('}%s') are not supported: put them on "
+				"each member\n",
 				p);
 			return -1;
 		}
@@ -133,8 +136,9 @@ static int add_cgroups(struct options *o, char *list, bool by_id)
 
 			o->cgroup_ids[o->ncgroups] = strtoull(tok, &end, 0);
 			if (*end || !o->cgroup_ids[o->ncgroups]) {
-				fprintf(stderr, "shpmu-stat: '%s' is not a "
-						"cgroup id\n",
+				fprintf(stderr,
+					"shpmu-stat: '%s' is not a "
+					"cgroup id\n",
 					tok);
 				return -1;
 			}
@@ -148,19 +152,19 @@ int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_CGROUP_ID = 256 };
 	static const struct option longs[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'G' },
-		{ "cgroup-id", required_argument, NULL, OPT_CGROUP_ID },
-		{ "interval-print", required_argument, NULL, 'I' },
-		{ "field-separator", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"event", required_argument, NULL, 'e'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"cpu", required_argument, NULL, 'C'},
+		{"pid", required_argument, NULL, 'p'},
+		{"cgroup", required_argument, NULL, 'G'},
+		{"cgroup-id", required_argument, NULL, OPT_CGROUP_ID},
+		{"interval-print", required_argument, NULL, 'I'},
+		{"field-separator", required_argument, NULL, 'x'},
+		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"list", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -224,7 +228,7 @@ int parse_args(int argc, char **argv, struct options *o)
 			o->events[i] = strdup(default_events[i]);
 		o->nevents = 4;
 		for (size_t i = 0; i < 4; i++)
-			o->units[i] = (struct unit){ i, 1 };
+			o->units[i] = (struct unit){i, 1};
 		o->nunits = 4;
 	}
 	if (!o->command && !o->pid && !o->all_cpus && !o->ncpus &&

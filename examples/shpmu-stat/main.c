@@ -51,13 +51,27 @@ static double now_s(void)
 static int add_target(struct shpmu_target t, int row)
 {
 	if (ntargets == MAX_TARGETS) {
-		fprintf(stderr, "shpmu-stat: more than %d cgroup x CPU "
-				"targets\n",
+		fprintf(stderr,
+			"shpmu-stat: more than %d cgroup x CPU "
+			"targets\n",
 			MAX_TARGETS);
 		return -1;
 	}
-	targets[ntargets++] = (struct target_slot){ t, row };
+	targets[ntargets++] = (struct target_slot){t, row};
 	return 0;
+}
+
+/* Cgroup g (by id or path) on the c-th CPU asked for, or on all. */
+static int add_cgroup_target(const struct options *o, size_t g, int c)
+{
+	struct shpmu_target t = {
+		.kind = SHPMU_TARGET_CGROUP,
+		.cpu = o->ncpus ? o->cpus[c] : SHPMU_ALL_CPUS,
+		.cgroup_id = o->cgroup_ids[g],
+		.cgroup_path = o->cgroup_ids[g] ? NULL : o->cgroups[g],
+	};
+
+	return add_target(t, (int)g);
 }
 
 static int build_targets(const struct options *o, pid_t child)
@@ -67,34 +81,24 @@ static int build_targets(const struct options *o, pid_t child)
 	if (o->ncgroups) {
 		for (size_t g = 0; g < o->ncgroups; g++)
 			for (int c = 0; c < ncpus; c++)
-				if (add_target((struct shpmu_target){
-						       .kind = SHPMU_TARGET_CGROUP,
-						       .cpu = o->ncpus
-								      ? o->cpus[c]
-								      : SHPMU_ALL_CPUS,
-						       .cgroup_id =
-							       o->cgroup_ids[g],
-						       .cgroup_path =
-							       o->cgroup_ids[g]
-								       ? NULL
-								       : o->cgroups[g] },
-					       (int)g))
+				if (add_cgroup_target(o, g, c))
 					return -1;
 		return 0;
 	}
 	if (o->all_cpus || o->ncpus) {
 		for (int c = 0; c < ncpus; c++)
-			if (add_target((struct shpmu_target){
-					       .kind = SHPMU_TARGET_CPU,
-					       .cpu = o->ncpus ? o->cpus[c]
-							       : SHPMU_ALL_CPUS },
-				       -1))
+			if (add_target(
+				    (struct shpmu_target){
+					    .kind = SHPMU_TARGET_CPU,
+					    .cpu = o->ncpus ? o->cpus[c]
+							    : SHPMU_ALL_CPUS},
+				    -1))
 				return -1;
 		return 0;
 	}
-	return add_target((struct shpmu_target){ .kind = SHPMU_TARGET_TASK,
-						 .pid = o->pid ? o->pid : child,
-						 .cpu = -1 },
+	return add_target((struct shpmu_target){.kind = SHPMU_TARGET_TASK,
+						.pid = o->pid ? o->pid : child,
+						.cpu = -1},
 			  -1);
 }
 
@@ -118,25 +122,26 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 			attrs[i].disabled = on_exec && i == 0;
 		}
 		for (size_t t = 0; t < ntargets; t++) {
-			int h = un->n == 1
-					? shpmu_open(pmu, &attrs[0],
-						     &targets[t].t)
-					: shpmu_open_group(pmu, attrs, un->n,
-							   &targets[t].t);
+			int h = un->n == 1 ? shpmu_open(pmu, &attrs[0],
+							&targets[t].t)
+					   : shpmu_open_group(pmu, attrs, un->n,
+							      &targets[t].t);
 
 			if (h < 0) {
-				fprintf(stderr, "shpmu-stat: cannot count %s: "
-						"%s\n",
+				fprintf(stderr,
+					"shpmu-stat: cannot count %s: "
+					"%s\n",
 					o->events[un->first], strerror(-h));
 				return -1;
 			}
 			handles[u][t] = h;
 			*fds_unshared +=
-				un->n * (targets[t].t.kind != SHPMU_TARGET_TASK &&
-							 targets[t].t.cpu ==
-								 SHPMU_ALL_CPUS
-						 ? (uint64_t)online
-						 : 1);
+				un->n *
+				(targets[t].t.kind != SHPMU_TARGET_TASK &&
+						 targets[t].t.cpu ==
+							 SHPMU_ALL_CPUS
+					 ? (uint64_t)online
+					 : 1);
 		}
 	}
 	return 0;
@@ -199,8 +204,8 @@ static int report(struct shpmu *pmu, const struct options *o, double ts,
 			subtract(&sums[e], &previous[r][e]);
 		for (size_t e = 0; e < o->nevents; e++) {
 			const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
-			struct row row = { o->events[e],
-					   cg && !*cg ? "/" : cg, sums[e] };
+			struct row row = {o->events[e], cg && !*cg ? "/" : cg,
+					  sums[e]};
 
 			print_row(o, &row, ts);
 		}
@@ -249,9 +254,8 @@ static int run(struct shpmu *pmu, const struct options *o, pid_t child,
 	/* Absolute deadlines, so that the intervals do not drift. */
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
-		if (child > 0 && waitpid(child, status, o->interval_ms ? WNOHANG
-								     : 0) ==
-					 child)
+		if (child > 0 && waitpid(child, status,
+					 o->interval_ms ? WNOHANG : 0) == child)
 			return 0;
 		if (stop)
 			return 0;
@@ -301,8 +305,8 @@ int main(int argc, char **argv)
 	}
 	if (build_targets(&o, child))
 		goto kill_child;
-	if (open_all(pmu, &o, o.command && !o.all_cpus && !o.ncpus &&
-				      !o.ncgroups,
+	if (open_all(pmu, &o,
+		     o.command && !o.all_cpus && !o.ncpus && !o.ncgroups,
 		     &fds_unshared))
 		goto kill_child;
 	print_header(&o);

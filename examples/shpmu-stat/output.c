@@ -80,8 +80,8 @@ void print_row(const struct options *o, const struct row *r, double ts)
 		       o->sep);
 		if (r->cgroup)
 			printf("%s%s", r->cgroup, o->sep);
-		printf("%" PRIu64 "%s%.2f%s%s\n", r->count.time_running,
-		       o->sep, pct, o->sep, o->sep);
+		printf("%" PRIu64 "%s%.2f%s%s\n", r->count.time_running, o->sep,
+		       pct, o->sep, o->sep);
 		break;
 	case OUT_JSON:
 		printf("{");
@@ -123,8 +123,8 @@ void print_footer(const struct options *o, double elapsed_s,
 	if (o->verbose)
 		fprintf(stderr,
 			"shpmu-stat: %" PRIu64 " handles on %" PRIu64
-			" kernel events, %" PRIu64 " fds (without sharing: %" PRIu64
-			" fds)\n",
+			" kernel events, %" PRIu64
+			" fds (without sharing: %" PRIu64 " fds)\n",
 			st->handles, st->kernel_events, st->kernel_fds,
 			fds_unshared);
 }

@@ -11,9 +11,9 @@
 
 #include <shpmu/shpmu.h>
 
-#define MAX_EVENTS 64
+#define MAX_EVENTS  64
 #define MAX_CGROUPS 256
-#define MAX_CPUS 4096
+#define MAX_CPUS    4096
 
 /* One thing opened as a unit: a single event, or a {group}. */
 struct unit {

@@ -40,10 +40,10 @@ extern "C" {
 #define SHPMU_VERSION_MINOR 2
 #define SHPMU_VERSION_PATCH 0
 /** One number for a version, comparable with < and >. */
-#define SHPMU_VERSION_CODE(major, minor, patch)                               \
+#define SHPMU_VERSION_CODE(major, minor, patch)                                \
 	(((major) << 16) | ((minor) << 8) | (patch))
 #define SHPMU_VERSION                                                          \
-	SHPMU_VERSION_CODE(SHPMU_VERSION_MAJOR, SHPMU_VERSION_MINOR,          \
+	SHPMU_VERSION_CODE(SHPMU_VERSION_MAJOR, SHPMU_VERSION_MINOR,           \
 			   SHPMU_VERSION_PATCH)
 
 /**
@@ -77,8 +77,9 @@ enum shpmu_flags {
  */
 enum shpmu_cgroup_backend {
 	SHPMU_CGROUP_BACKEND_AUTO = 0, /**< BPF where it works, else PERF */
-	SHPMU_CGROUP_BACKEND_PERF = 1, /**< one cgroup event per cgroup per CPU */
-	SHPMU_CGROUP_BACKEND_BPF = 2,  /**< one event per CPU for all cgroups */
+	SHPMU_CGROUP_BACKEND_PERF =
+		1, /**< one cgroup event per cgroup per CPU */
+	SHPMU_CGROUP_BACKEND_BPF = 2, /**< one event per CPU for all cgroups */
 };
 
 /** Levels passed to shpmu_opts.log. */
@@ -108,8 +109,7 @@ struct shpmu_opts {
 
 /** Declares a zeroed struct shpmu_opts named NAME with sz set. */
 #define SHPMU_OPTS(NAME, ...)                                                  \
-	struct shpmu_opts NAME = { .sz = sizeof(struct shpmu_opts),            \
-				   __VA_ARGS__ }
+	struct shpmu_opts NAME = {.sz = sizeof(struct shpmu_opts), __VA_ARGS__}
 
 /** What a handle counts. */
 enum shpmu_target_kind {
@@ -142,7 +142,7 @@ struct shpmu_target {
 
 /** One handle's reading. */
 struct shpmu_count {
-	uint64_t value;	       /**< events counted in the handle's windows */
+	uint64_t value; /**< events counted in the handle's windows */
 	/** ns the event was enabled within the handle's windows, summed over
 	 *  the CPUs it spans (N CPUs: about N x the wall time) */
 	uint64_t time_enabled;

@@ -25,7 +25,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(int));
-	__uint(max_entries, MAX_EVENTS * MAX_CPUS);
+	__uint(max_entries, MAX_EVENTS *MAX_CPUS);
 } events SEC(".maps");
 
 /* Counted cgroups: id -> slot. */
@@ -88,7 +88,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
-	__uint(max_entries, CACHED_LEAVES * CACHED_SLOTS);
+	__uint(max_entries, CACHED_LEAVES *CACHED_SLOTS);
 } cached_slots SEC(".maps");
 
 /*
@@ -120,9 +120,9 @@ struct {
 } cpu_states SEC(".maps");
 
 /* Written by userspace through the mmapped .bss. */
-__u32 num_events = 0;		    /* event indexes filled */
-__u64 generation = 0;		    /* bumped when the counted set changes */
-__u8 event_kind[MAX_EVENTS] = {};    /* enum counter_kind */
+__u32 num_events = 0;		  /* event indexes filled */
+__u64 generation = 0;		  /* bumped when the counted set changes */
+__u8 event_kind[MAX_EVENTS] = {}; /* enum counter_kind */
 /*
  * Switches the tracepoint did not report: the task on a CPU is not the one
  * it last switched to (seen on a sandbox's kernel, whose supervisor's
@@ -209,8 +209,8 @@ __noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
 
 	if (!delta || cpu >= MAX_CPUS)
 		return 0;
-	/* Unrolled, so that each delta->events[e] is at a constant
-	 * offset. */
+		/* Unrolled, so that each delta->events[e] is at a constant
+		 * offset. */
 #pragma clang loop unroll(full)
 	for (__u32 e = 0; e < MAX_EVENTS; e++)
 		if (e < used && take_delta(e, cpu, switches, cgroup_switches,
@@ -289,7 +289,7 @@ static __always_inline __u32 walk_cgroup(struct cgroup *cgrp,
 					 const struct slot_totals *delta,
 					 __u32 way)
 {
-	struct walk w = { .cgrp = cgrp, .delta = delta, .way = way };
+	struct walk w = {.cgrp = cgrp, .delta = delta, .way = way};
 	int level = cgrp->level;
 
 	if (level < 0 || level >= MAX_LEVELS)
@@ -379,8 +379,9 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 	set = owner == OWNER_LAST ? &st->last : &st->now;
 	/* More counted ancestors than a set holds: walk the task here. */
 	if (owner == OWNER_HERE || set->nslots > CACHED_SLOTS)
-		return walk_cgroup(bpf_get_current_task_btf()->cgroups->dfl_cgrp,
-				   &delta, CACHED_LEAVES);
+		return walk_cgroup(
+			bpf_get_current_task_btf()->cgroups->dfl_cgrp, &delta,
+			CACHED_LEAVES);
 	n = set->nslots;
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
 		add_delta(set->slots[i], &delta);
@@ -389,16 +390,14 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 
 /* Whose set what accrued belongs to when task (in cgroup leaf), found on
  * the CPU, is not the one it saw switch in (see unseen_switches). */
-static __always_inline int owner_after_hidden(struct cpu_state *st,
-					      __u64 task, __u64 leaf,
-					      int at_move_check)
+static __always_inline int owner_after_hidden(struct cpu_state *st, __u64 task,
+					      __u64 leaf, int at_move_check)
 {
 	__sync_fetch_and_add(&unseen_switches, 1);
 	if (task != st->last_task)
 		return OWNER_HERE;
 	__sync_fetch_and_add(&unseen_returns, 1);
-	return leaf == st->last.leaf || at_move_check ? OWNER_LAST
-						      : OWNER_HERE;
+	return leaf == st->last.leaf || at_move_check ? OWNER_LAST : OWNER_HERE;
 }
 
 /* Counts a stray: a counted cgroup was credited, or the hidden task's own

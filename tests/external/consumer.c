@@ -20,7 +20,7 @@ static int failures;
 
 int main(void)
 {
-	struct shpmu_target self = { .kind = SHPMU_TARGET_TASK, .cpu = -1 };
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
 	struct perf_event_attr attr;
 	struct shpmu_count c1, c2;
 	struct shpmu_stats st;

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* As big as any attr->size the library accepts (a page): the caller
 	 * owns attr->size bytes, as with perf_event_open. */
 	static unsigned char attr[4096];
-	struct shpmu_target t = { 0 };
+	struct shpmu_target t = {0};
 	struct perf_event_attr group[3];
 	struct shpmu_count c[3];
 	static struct shpmu *pmu;

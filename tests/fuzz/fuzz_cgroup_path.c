@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	path[size - 1] = '\0';
 	if (shpmu_cgroup_id(pmu, path, &id) == 0)
 		shpmu_cgroup_path(pmu, id, buf, data[0] % sizeof(buf));
-	memcpy(&id, (size >= 9 ? data + 1 : (const uint8_t *)"\1\0\0\0\0\0\0\0"),
+	memcpy(&id,
+	       (size >= 9 ? data + 1 : (const uint8_t *)"\1\0\0\0\0\0\0\0"),
 	       sizeof(id));
 	shpmu_cgroup_path(pmu, id, buf, sizeof(buf));
 	free(path);
