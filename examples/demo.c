@@ -194,23 +194,36 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* When something happened: between two CLOCK_MONOTONIC readings (ns).
+ * A busy or stolen CPU can delay a read or reset by milliseconds. */
+struct moment {
+	uint64_t earliest, latest;
+};
+
 /* The cpu plugin reports per interval: its reset opens the next window
- * and leaves the other plugins' totals alone. */
-static void restart_cpu_plugin(struct shpmu *pmu)
+ * and leaves the other plugins' totals alone. Returns when it happened. */
+static struct moment restart_cpu_plugin(struct shpmu *pmu)
 {
+	struct moment m = {.earliest = now_ns()};
+
 	for (size_t i = 0; i < nreqs; i++)
 		if (reqs[i].h >= 0 && !strcmp(reqs[i].plugin, "cpu"))
 			shpmu_reset(pmu, reqs[i].h);
+	m.latest = now_ns();
+	return m;
 }
 
-/* Prints interval n, which began at started (ns, CLOCK_MONOTONIC), and
+/* Prints interval n, whose window the cpu plugin opened at started, and
  * starts the next: returns when it did. */
-static uint64_t print_interval(struct shpmu *pmu, int n, uint64_t started)
+static struct moment print_interval(struct shpmu *pmu, int n,
+				    struct moment started)
 {
 	int hs[32];
 	struct shpmu_count counts[32];
 	size_t nh = 0;
-	uint64_t ended;
+	struct moment read = {.earliest = now_ns()};
+	struct moment next;
+	double longest, shortest;
 
 	/* One batched read for everything: one read(2) per kernel fd. */
 	for (size_t i = 0; i < nreqs; i++)
@@ -218,13 +231,15 @@ static uint64_t print_interval(struct shpmu *pmu, int n, uint64_t started)
 			hs[nh++] = reqs[i].h;
 	if (shpmu_read_many(pmu, hs, nh, counts)) {
 		printf("read failed: %s\n", strerror(errno));
-		return now_ns();
+		return restart_cpu_plugin(pmu);
 	}
-	ended = now_ns();
-	restart_cpu_plugin(pmu);
+	read.latest = now_ns();
+	next = restart_cpu_plugin(pmu);
 	/* The window the cpu plugin's counts cover: work, then a sleep. */
-	printf("\ninterval %d (%.0f ms of wall time)\n", n,
-	       (double)(ended - started) / 1e6);
+	longest = (double)(read.latest - started.earliest) / 1e6;
+	shortest = (double)(read.earliest - started.latest) / 1e6;
+	printf("\ninterval %d (%.1f ms of wall time, +- %.1f ms)\n", n,
+	       (longest + shortest) / 2, (longest - shortest) / 2);
 	for (size_t i = 0, k = 0; i < nreqs; i++) {
 		const struct shpmu_count *c;
 		uint64_t v;
@@ -254,7 +269,7 @@ static uint64_t print_interval(struct shpmu *pmu, int n, uint64_t started)
 				printf("  cpu%d %" PRIu64, cpu, c.value);
 		printf(" context switches so far\n");
 	}
-	return ended;
+	return next;
 }
 
 static void print_savings(const struct shpmu_stats *shared)
@@ -302,8 +317,7 @@ int main(void)
 		return 1;
 	}
 	/* The first interval starts here, not at the opens before. */
-	restart_cpu_plugin(pmu);
-	uint64_t started = now_ns();
+	struct moment started = restart_cpu_plugin(pmu);
 
 	for (int n = 1; n <= INTERVALS; n++) {
 		self_work();

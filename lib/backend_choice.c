@@ -16,14 +16,21 @@ static bool bpf_counts(const struct share_key *key)
 	return key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1;
 }
 
+/* Decides (backend_lock held, or at shpmu_new) to count cgroups by BPF,
+ * if its program loads. */
 static int load_bpf(struct shpmu *pmu)
 {
+	int err;
+
 	if (!pmu->cgroups.root || !pmu->cgroups.v2) {
 		pr_info(pmu, "the BPF cgroup backend needs cgroup2: BPF sees "
 			     "cgroup2 ids only");
-		return -EOPNOTSUPP;
+		err = -EOPNOTSUPP;
+	} else {
+		err = bpf_backend_new(pmu, &pmu->bpf);
 	}
-	return bpf_backend_new(pmu, &pmu->bpf);
+	pmu->cgroup_counting = err ? CGROUPS_CLASSIC : CGROUPS_BY_BPF;
+	return err;
 }
 
 int backend_choice_init(struct shpmu *pmu)
@@ -32,14 +39,20 @@ int backend_choice_init(struct shpmu *pmu)
 
 	if (err)
 		return err;
-	/* SHPMU_F_NO_SHARING is the one-event-per-request baseline: AUTO
-	 * means classic cgroup events there. */
-	pmu->bpf_tried = pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_PERF ||
-			 (pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
-			  (pmu->flags & SHPMU_F_NO_SHARING));
-	if (pmu->cgroup_backend != SHPMU_CGROUP_BACKEND_BPF)
+	switch (pmu->cgroup_backend) {
+	case SHPMU_CGROUP_BACKEND_AUTO:
+		/* SHPMU_F_NO_SHARING is the one-event-per-request
+		 * baseline: AUTO means classic cgroup events there. */
+		pmu->cgroup_counting = pmu->flags & SHPMU_F_NO_SHARING
+					       ? CGROUPS_CLASSIC
+					       : CGROUPS_UNDECIDED;
 		return 0;
-	pmu->bpf_tried = true;
+	case SHPMU_CGROUP_BACKEND_PERF:
+		pmu->cgroup_counting = CGROUPS_CLASSIC;
+		return 0;
+	case SHPMU_CGROUP_BACKEND_BPF:
+		break;
+	}
 	err = load_bpf(pmu);
 	if (err) {
 		pr_err(pmu,
@@ -64,11 +77,10 @@ int backend_prepare(struct shpmu *pmu, const struct share_key *key)
 	if (!bpf_counts(key))
 		return 0;
 	pthread_mutex_lock(&pmu->backend_lock);
-	if (!pmu->bpf_tried && key->target.cpu >= 0)
-		err = cpus_check_online(pmu, key->target.cpu);
-	if (!pmu->bpf_tried && !err) {
-		pmu->bpf_tried = true;
-		if (load_bpf(pmu))
+	if (pmu->cgroup_counting == CGROUPS_UNDECIDED) {
+		if (key->target.cpu >= 0)
+			err = cpus_check_online(pmu, key->target.cpu);
+		if (!err && load_bpf(pmu))
 			pr_info(pmu, "counting cgroups with classic cgroup "
 				     "events: the BPF backend cannot work here "
 				     "(see above)");
@@ -82,7 +94,9 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 {
 	/* (set before the context lock, by backend_prepare or at new) */
 	struct backend *b =
-		bpf_counts(key) && pmu->bpf ? pmu->bpf : &backend_perf;
+		bpf_counts(key) && pmu->cgroup_counting == CGROUPS_BY_BPF
+			? pmu->bpf
+			: &backend_perf;
 	int err;
 
 	err = kevent_new(pmu, b, key, hash, cgroup_fd, &pmu->stats, out);

@@ -50,8 +50,14 @@ struct shpmu {
 	uint64_t fork_generation; /* task_fork_generation() at shpmu_new */
 
 	pthread_mutex_t backend_lock;
-	bool bpf_tried;	     /* the BPF backend was made or refused */
-	struct backend *bpf; /* the BPF backend, if made */
+	/* How cgroup targets are counted: undecided until AUTO's first
+	 * cgroup open. bpf is the BPF backend while it is BPF. */
+	enum cgroup_counting {
+		CGROUPS_UNDECIDED,
+		CGROUPS_BY_BPF,
+		CGROUPS_CLASSIC,
+	} cgroup_counting;
+	struct backend *bpf;
 
 	pthread_mutex_t lock;
 	struct registry registry;

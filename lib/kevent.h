@@ -60,6 +60,19 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 void kevent_free(struct shpmu *pmu, struct kevent *ev,
 		 struct shpmu_stats *stats);
 
+/* One more handle on ev (context lock held). */
+static inline void kevent_get(struct kevent *ev)
+{
+	ev->refs++;
+}
+
+/* One fewer (context lock held): true for the last, whose caller then
+ * takes it out of the registry and frees it. */
+static inline bool kevent_put(struct kevent *ev)
+{
+	return --ev->refs == 0;
+}
+
 /* One more enabled handle on ev (caller holds ev->lock): the first
  * switches the sources on, unless the kernel will (an enable_on_exec
  * event enabled by its handle's open). 0, or the backend's error with

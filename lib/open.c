@@ -47,7 +47,7 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
 			goto free_state;
 		tmp.enabled = true;
 	}
-	ev->refs++;
+	kevent_get(ev);
 	return handles_publish(&pmu->handles, (uint32_t)index, &tmp);
 
 free_state:
@@ -234,7 +234,7 @@ static void close_handle(struct shpmu *pmu, struct handle *slot, int h)
 	handles_release(&pmu->handles, h);
 	handle_unlock(&pmu->handles, h);
 	pmu->stats.handles--;
-	if (--ev->refs > 0)
+	if (!kevent_put(ev))
 		return;
 	if (ev->registered)
 		registry_remove(&pmu->registry, ev);
