@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The BPF backend of one context (backend_bpf.c; backend_bpf_stub.c where
- * libshpmu was built without it): cgroup targets of one counting attr,
- * room for 8 distinct attrs and a number of cgroups that shrinks with the
- * CPU count. Its open gives -ENOSPC past either, -EOPNOTSUPP for what it
- * does not count.
+ * libshpmu was built without it): cgroup and CPU targets of one counting
+ * attr, room for 8 distinct attrs and a number of cgroups that shrinks
+ * with the CPU count. Its open gives -ENOSPC past either, -EOPNOTSUPP for
+ * what it does not count. In process scope it is the context's own; in
+ * host scope, a domain's shared by every process that joins it.
  */
 #ifndef SHPMU_BACKEND_BPF_H
 #define SHPMU_BACKEND_BPF_H
@@ -19,6 +20,10 @@ struct backend;
  * privileges, a kernel that refuses it, too many CPUs). The caller has
  * checked for cgroup2. */
 int bpf_backend_new(struct shpmu *pmu, struct backend **out);
+/* Host scope: joins (or makes) domain under bpffs_dir; see host_join()
+ * for the errors. */
+int bpf_backend_join(struct shpmu *pmu, const char *bpffs_dir,
+		     const char *domain, struct backend **out);
 void bpf_backend_free(struct shpmu *pmu, struct backend *b);
 
 /* What the program counted of itself (see cgroup_counter.bpf.c): switches
@@ -29,6 +34,9 @@ struct bpf_backend_counters {
 };
 void bpf_backend_counters(const struct backend *b,
 			  struct bpf_backend_counters *out);
+
+/* Whether b serves a host domain. */
+bool bpf_backend_is_host(const struct backend *b);
 
 /* For tests: when non-zero, how many cgroups backends made from now on
  * have room for; when set, backends made from now on settle only the

@@ -19,6 +19,20 @@ int bpf_backend_new(struct shpmu *pmu, struct backend **out)
 	return -EOPNOTSUPP;
 }
 
+int bpf_backend_join(struct shpmu *pmu, const char *bpffs_dir,
+		     const char *domain, struct backend **out)
+{
+	(void)bpffs_dir;
+	(void)domain;
+	return bpf_backend_new(pmu, out);
+}
+
+bool bpf_backend_is_host(const struct backend *b)
+{
+	(void)b;
+	return false;
+}
+
 void bpf_backend_free(struct shpmu *pmu, struct backend *b)
 {
 	(void)pmu;

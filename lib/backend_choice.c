@@ -10,10 +10,21 @@
 #include "kevent.h"
 #include "log.h"
 
-/* What the BPF backend counts: a cgroup, one attr (groups stay classic). */
-static bool bpf_counts(const struct share_key *key)
+/* What the BPF backend counts: a cgroup, one attr (groups stay classic);
+ * in host scope also a CPU, and a cgroup only on cgroup2, whose ids the
+ * program sees; a host context without sharing counts classic events. */
+static bool bpf_counts(const struct shpmu *pmu, const struct share_key *key)
 {
-	return key->target.kind == SHPMU_TARGET_CGROUP && key->nevents == 1;
+	uint32_t kind = key->target.kind;
+
+	if (key->nevents != 1)
+		return false;
+	if (pmu->scope == SHPMU_SCOPE_PROCESS)
+		return kind == SHPMU_TARGET_CGROUP;
+	if (pmu->flags & SHPMU_F_NO_SHARING)
+		return false;
+	return kind == SHPMU_TARGET_CPU ||
+	       (kind == SHPMU_TARGET_CGROUP && pmu->cgroups.v2);
 }
 
 /* Decides (backend_lock held, or at shpmu_new) to count cgroups by BPF,
@@ -33,12 +44,38 @@ static int load_bpf(struct shpmu *pmu)
 	return err;
 }
 
+/* Host scope joins its domain at shpmu_new, or shpmu_new fails. */
+static int join_host(struct shpmu *pmu)
+{
+	int err = bpf_backend_join(pmu, pmu->bpffs_dir, pmu->domain, &pmu->bpf);
+
+	if (err) {
+		pr_err(pmu,
+		       "shpmu_new: cannot join host domain %s under %s "
+		       "(see above)",
+		       pmu->domain, pmu->bpffs_dir);
+		return err;
+	}
+	pmu->cgroup_counting = CGROUPS_BY_BPF;
+	if (!pmu->cgroups.v2)
+		pr_info(pmu, "host scope: cgroups here are not on cgroup2: "
+			     "they are counted by classic events in this "
+			     "process");
+	return 0;
+}
+
 int backend_choice_init(struct shpmu *pmu)
 {
 	int err = -pthread_mutex_init(&pmu->backend_lock, NULL);
 
 	if (err)
 		return err;
+	if (pmu->scope == SHPMU_SCOPE_HOST) {
+		err = join_host(pmu);
+		if (err)
+			pthread_mutex_destroy(&pmu->backend_lock);
+		return err;
+	}
 	switch (pmu->cgroup_backend) {
 	case SHPMU_CGROUP_BACKEND_AUTO:
 		/* SHPMU_F_NO_SHARING is the one-event-per-request
@@ -74,7 +111,7 @@ int backend_prepare(struct shpmu *pmu, const struct share_key *key)
 {
 	int err = 0;
 
-	if (!bpf_counts(key))
+	if (!bpf_counts(pmu, key))
 		return 0;
 	pthread_mutex_lock(&pmu->backend_lock);
 	if (pmu->cgroup_counting == CGROUPS_UNDECIDED) {
@@ -94,7 +131,7 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 {
 	/* (set before the context lock, by backend_prepare or at new) */
 	struct backend *b =
-		bpf_counts(key) && pmu->cgroup_counting == CGROUPS_BY_BPF
+		bpf_counts(pmu, key) && pmu->cgroup_counting == CGROUPS_BY_BPF
 			? pmu->bpf
 			: &backend_perf;
 	int err;
@@ -103,7 +140,7 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 	/* Out of room: AUTO counts this one the classic way. */
 	if (err == -ENOSPC && b != &backend_perf &&
 	    pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO) {
-		pr_info(pmu, "counting this cgroup with classic cgroup events "
+		pr_info(pmu, "counting this target with classic events "
 			     "instead");
 		err = kevent_new(pmu, &backend_perf, key, hash, cgroup_fd,
 				 &pmu->stats, out);

@@ -5,7 +5,9 @@
  * opts.cgroup_backend sends to BPF (loaded at shpmu_new), to classic
  * events, or (AUTO) to BPF where it can work, loaded at the first cgroup
  * open outside the context lock; AUTO counts a cgroup past the BPF
- * backend's room the classic way.
+ * backend's room the classic way. In host scope the context joins its
+ * domain at shpmu_new and the domain's BPF backend counts cgroup2 and CPU
+ * targets of one counting attr.
  */
 #ifndef SHPMU_BACKEND_CHOICE_H
 #define SHPMU_BACKEND_CHOICE_H
@@ -16,8 +18,9 @@ struct shpmu;
 struct share_key;
 struct kevent;
 
-/* At shpmu_new: a BPF backend asked for is loaded now. 0, or -EOPNOTSUPP
- * logged with why. */
+/* At shpmu_new: a BPF backend asked for is loaded now, a host domain
+ * joined. 0, or -errno logged with why (-EOPNOTSUPP: BPF cannot work
+ * here; host_join() for host scope's). */
 int backend_choice_init(struct shpmu *pmu);
 void backend_choice_fini(struct shpmu *pmu);
 

@@ -46,6 +46,8 @@ struct shpmu {
 	struct shpmu_env env;			  /* first: see env.h */
 	unsigned int flags;			  /* enum shpmu_flags */
 	enum shpmu_cgroup_backend cgroup_backend; /* as asked */
+	enum shpmu_scope scope;			  /* as asked */
+	char *domain, *bpffs_dir;		  /* host scope's */
 	int64_t probe_types[2];	  /* the kprobe and uprobe PMU types, or -1 */
 	uint64_t fork_generation; /* task_fork_generation() at shpmu_new */
 

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -36,27 +39,34 @@ forward_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int load(struct shpmu *pmu, uint32_t max_slots, struct counter_prog *p)
+static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
+		struct cgroup_counter **out)
 {
+	struct cgroup_counter *skel;
 	int err;
 
 	pthread_mutex_lock(&load_lock);
 	loading = pmu;
 	app_printer = libbpf_set_print(forward_libbpf);
-	p->skel = cgroup_counter__open();
-	err = p->skel ? 0 : -errno;
+	skel = cgroup_counter__open();
+	err = skel ? 0 : -errno;
+	if (!err) {
+		skel->rodata->nr_cpus = nr_cpus;
+		err = bpf_map__set_max_entries(skel->maps.totals,
+					       max_slots * nr_cpus);
+	}
 	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.totals, max_slots);
+		err = bpf_map__set_max_entries(skel->maps.cpu_views, nr_cpus);
 	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.cgroup_slots,
+		err = bpf_map__set_max_entries(skel->maps.cgroup_slots,
 					       max_slots);
 	/* attach() picks the move hooks this kernel has. */
 	if (!err) {
-		bpf_program__set_autoattach(p->skel->progs.on_ipi, false);
-		bpf_program__set_autoattach(p->skel->progs.on_attach, false);
+		bpf_program__set_autoattach(skel->progs.on_ipi, false);
+		bpf_program__set_autoattach(skel->progs.on_attach, false);
 	}
 	if (!err)
-		err = cgroup_counter__load(p->skel);
+		err = cgroup_counter__load(skel);
 	libbpf_set_print(app_printer);
 	loading = NULL;
 	pthread_mutex_unlock(&load_lock);
@@ -72,6 +82,10 @@ static int load(struct shpmu *pmu, uint32_t max_slots, struct counter_prog *p)
 			"bpf_loop and bpf_rdonly_cast, from Linux 6.2; the "
 			"debug log has the verifier's reasons)",
 			strerror(-err));
+	if (err)
+		cgroup_counter__destroy(skel);
+	else
+		*out = skel;
 	return err;
 }
 
@@ -114,35 +128,202 @@ static int attach(struct shpmu *pmu, struct cgroup_counter *s, bool ipi_hook)
 	return err;
 }
 
-int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
-		      struct counter_prog *p)
+static void close_if_open(int fd)
 {
-	int err;
+	if (fd >= 0)
+		close(fd);
+}
 
-	memset(p, 0, sizeof(*p));
-	err = -pthread_mutex_init(&p->flush_lock, NULL);
+int counter_prog_cpus(struct shpmu *pmu)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (n > 0 && n <= MAX_CPUS)
+		return n;
+	pr_info(pmu,
+		"the BPF backend handles up to %d CPUs, this machine may "
+		"have %d",
+		MAX_CPUS, n);
+	return -EOPNOTSUPP;
+}
+
+int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
+			   uint32_t max_slots, bool ipi_hook,
+			   struct cgroup_counter **skel)
+{
+	if (load(pmu, nr_cpus, max_slots, skel))
+		return -EOPNOTSUPP;
+	if (attach(pmu, *skel, ipi_hook)) {
+		cgroup_counter__destroy(*skel);
+		*skel = NULL;
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* The length of a mapping of map fd's memory. */
+static int map_len(int fd, size_t *len)
+{
+	struct bpf_map_info info;
+	uint32_t info_len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	*len = ((size_t)info.max_entries * ((info.value_size + 7) & ~7u) +
+		(size_t)page - 1) &
+	       ~((size_t)page - 1);
+	return 0;
+}
+
+static void *map_memory(int fd, bool writable, size_t *len)
+{
+	void *mem;
+
+	if (map_len(fd, len))
+		return NULL;
+	mem = mmap(NULL, *len, PROT_READ | (writable ? PROT_WRITE : 0),
+		   MAP_SHARED, fd, 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+static void unmap_all(struct counter_prog *p)
+{
+	if (p->bss && p->bss_len)
+		munmap(p->bss, p->bss_len);
+	if (p->views)
+		munmap(p->views, p->views_len);
+	if (p->totals)
+		munmap((void *)p->totals, p->totals_len);
+}
+
+/* Maps views and totals (and bss where asked) and checks their sizes. */
+static int map_all(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
+		   int views_fd, int totals_fd)
+{
+	size_t need_views = (size_t)p->nr_cpus * sizeof(struct cpu_view);
+	size_t need_totals =
+		(size_t)p->max_slots * p->nr_cpus * sizeof(struct slot_totals);
+
+	if (bss_fd >= 0) {
+		p->bss = map_memory(bss_fd, true, &p->bss_len);
+		if (!p->bss)
+			goto fail;
+	}
+	p->views = map_memory(views_fd, true, &p->views_len);
+	if (!p->views)
+		goto fail;
+	p->totals = map_memory(totals_fd, false, &p->totals_len);
+	if (!p->totals)
+		goto fail;
+	if (p->views_len < need_views || p->totals_len < need_totals ||
+	    (bss_fd >= 0 && p->bss_len < sizeof(*p->bss))) {
+		pr_err(pmu, "BPF backend: the pinned maps are smaller than "
+			    "their books say");
+		errno = EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	unmap_all(p);
+	p->bss = NULL;
+	p->views = NULL;
+	p->totals = NULL;
+	return -errno;
+}
+
+static int init_common(struct shpmu *pmu, struct counter_prog *p)
+{
+	int err = -pthread_mutex_init(&p->flush_lock, NULL);
+
 	if (err)
 		return err;
 	p->nonline = cpus_online(pmu, &p->online);
 	if (p->nonline < 0) {
 		err = p->nonline;
 		p->online = NULL;
-		goto fail;
+		pthread_mutex_destroy(&p->flush_lock);
 	}
-	if (load(pmu, max_slots, p) || attach(pmu, p->skel, ipi_hook)) {
-		err = -EOPNOTSUPP;
+	return err;
+}
+
+int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
+		      struct counter_prog *p)
+{
+	int cpus = counter_prog_cpus(pmu), err;
+
+	memset(p, 0, sizeof(*p));
+	p->prog_fd = p->events_fd = p->slots_fd = -1;
+	if (cpus < 0)
+		return cpus;
+	err = init_common(pmu, p);
+	if (err)
+		return err;
+	p->nr_cpus = (uint32_t)cpus;
+	p->max_slots = max_slots;
+	err = counter_prog_load_skel(pmu, p->nr_cpus, max_slots, ipi_hook,
+				     &p->skel);
+	if (err)
 		goto fail;
-	}
 	p->prog_fd = bpf_program__fd(p->skel->progs.on_switch);
+	p->events_fd = bpf_map__fd(p->skel->maps.events);
+	p->slots_fd = bpf_map__fd(p->skel->maps.cgroup_slots);
+	p->bss = p->skel->bss;
+	err = map_all(pmu, p, -1, bpf_map__fd(p->skel->maps.cpu_views),
+		      bpf_map__fd(p->skel->maps.totals));
+	if (err)
+		goto fail;
 	return 0;
 fail:
 	counter_prog_unload(p);
 	return err;
 }
 
+int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
+		       uint32_t max_slots, struct counter_prog *p)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->prog_fd = fds[PROG_FD];
+	p->events_fd = fds[EVENTS_FD];
+	p->slots_fd = fds[SLOTS_FD];
+	p->nr_cpus = nr_cpus;
+	p->max_slots = max_slots;
+	err = init_common(pmu, p);
+	if (!err)
+		err = map_all(pmu, p, fds[BSS_FD], fds[VIEWS_FD],
+			      fds[TOTALS_FD]);
+	/* The mappings hold the maps now. */
+	close(fds[BSS_FD]);
+	close(fds[VIEWS_FD]);
+	close(fds[TOTALS_FD]);
+	if (err) {
+		close(p->prog_fd);
+		close(p->events_fd);
+		close(p->slots_fd);
+		if (p->online) {
+			free(p->online);
+			pthread_mutex_destroy(&p->flush_lock);
+		}
+		memset(p, 0, sizeof(*p));
+	}
+	return err;
+}
+
 void counter_prog_unload(struct counter_prog *p)
 {
-	cgroup_counter__destroy(p->skel);
+	if (!p->online && !p->skel && !p->bss)
+		return;
+	unmap_all(p);
+	if (p->skel) {
+		cgroup_counter__destroy(p->skel);
+	} else {
+		close_if_open(p->prog_fd);
+		close_if_open(p->events_fd);
+		close_if_open(p->slots_fd);
+	}
 	pthread_mutex_destroy(&p->flush_lock);
 	free(p->online);
 	memset(p, 0, sizeof(*p));
@@ -166,7 +347,9 @@ int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p)
  * last settle goes to what runs there now. On another CPU it runs in an
  * interrupt, so it also waits out any switch the program is handling
  * there. A CPU gone offline has nothing running to flush: its totals stand
- * as they are. The caller holds flush_lock. */
+ * as they are. The caller holds flush_lock; another process's flush may
+ * still be running on cpu, with interrupts on: then the program returns 1
+ * and we try again (that run is short and cannot be preempted). */
 static int flush_cpu_locked(struct shpmu *pmu, struct counter_prog *p, int cpu)
 {
 	uint64_t no_switch[4] = {0};
@@ -175,9 +358,20 @@ static int flush_cpu_locked(struct shpmu *pmu, struct counter_prog *p, int cpu)
 		    .ctx_size_in = sizeof(no_switch));
 	int err;
 
-	if (!bpf_prog_test_run_opts(p->prog_fd, &run) || errno == ENXIO)
-		return 0;
-	err = -errno;
+	for (int tries = 0; tries < 100000; tries++) {
+		run.retval = 0;
+		if (bpf_prog_test_run_opts(p->prog_fd, &run)) {
+			if (errno == ENXIO)
+				return 0;
+			err = -errno;
+			goto fail;
+		}
+		if (run.retval == 0)
+			return 0;
+		sched_yield();
+	}
+	err = -EBUSY;
+fail:
 	pr_err(pmu, "BPF backend: flushing cpu %d: %s", cpu, strerror(-err));
 	return err;
 }
@@ -205,20 +399,120 @@ int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p)
 	return err;
 }
 
+int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
+		       uint32_t slot, struct counter_value *out)
+{
+	const struct cpu_view *view;
+	const struct counter_value *from;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus || e >= MAX_EVENTS ||
+	    (slot != UINT32_MAX && slot >= p->max_slots))
+		return -EINVAL;
+	view = &p->views[cpu];
+	from = slot == UINT32_MAX
+		       ? &view->raw[e]
+		       : &p->totals[(size_t)slot * p->nr_cpus + (size_t)cpu]
+				  .events[e];
+	/* The program's run on cpu writes between two increments of seq;
+	 * a run cannot be preempted, so a retry soon finds it done. */
+	for (unsigned int tries = 0; tries < 1000000; tries++) {
+		uint64_t seq = __atomic_load_n(&view->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		out->counter =
+			__atomic_load_n(&from->counter, __ATOMIC_RELAXED);
+		out->enabled =
+			__atomic_load_n(&from->enabled, __ATOMIC_RELAXED);
+		out->running =
+			__atomic_load_n(&from->running, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&view->seq, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
+			   const struct counter_value *base)
+{
+	uint32_t index = e * MAX_CPUS + (uint32_t)cpu;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus)
+		return -EINVAL;
+	/* The program reads no baseline of a CPU without the event, so
+	 * this is written before the event goes in. */
+	p->views[cpu].raw[e] = *base;
+	if (bpf_map_update_elem(p->events_fd, &index, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void counter_prog_clear_event(struct counter_prog *p, uint32_t e)
+{
+	for (uint32_t cpu = 0; cpu < p->nr_cpus; cpu++) {
+		uint32_t index = e * MAX_CPUS + cpu;
+
+		bpf_map_delete_elem(p->events_fd, &index);
+	}
+}
+
+void counter_prog_set_kind(struct counter_prog *p, uint32_t e, uint8_t kind)
+{
+	p->bss->event_kind[e] = kind;
+}
+
+void counter_prog_use_event(struct counter_prog *p, uint32_t e)
+{
+	if (p->bss->num_events <= e)
+		p->bss->num_events = e + 1;
+}
+
+uint16_t *counter_prog_filter(struct counter_prog *p)
+{
+	return p->bss->counted_ids;
+}
+
+void counter_prog_changed(struct counter_prog *p)
+{
+	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
+}
+
+#define FILTER_MASK (COUNTED_FILTER_SIZE - 1)
+
+int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
+			      uint32_t slot)
+{
+	if (bpf_map_update_elem(p->slots_fd, &id, &slot, BPF_ANY))
+		return -errno;
+	/* After the map entry: the program finds it once it looks. */
+	__atomic_fetch_add(&p->bss->counted_ids[id & FILTER_MASK], 1,
+			   __ATOMIC_RELEASE);
+	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id)
+{
+	__atomic_fetch_sub(&p->bss->counted_ids[id & FILTER_MASK], 1,
+			   __ATOMIC_RELEASE);
+	bpf_map_delete_elem(p->slots_fd, &id);
+	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
+}
+
 uint64_t counter_prog_unseen(const struct counter_prog *p)
 {
-	return __atomic_load_n(&p->skel->bss->unseen_switches,
-			       __ATOMIC_RELAXED);
+	return __atomic_load_n(&p->bss->unseen_switches, __ATOMIC_RELAXED);
 }
 
 uint64_t counter_prog_strays(const struct counter_prog *p)
 {
-	return __atomic_load_n(&p->skel->bss->unseen_strays, __ATOMIC_RELAXED);
+	return __atomic_load_n(&p->bss->unseen_strays, __ATOMIC_RELAXED);
 }
 
 uint64_t counter_prog_moves(const struct counter_prog *p)
 {
-	return __atomic_load_n(&p->skel->bss->moves_settled, __ATOMIC_RELAXED);
+	return __atomic_load_n(&p->bss->moves_settled, __ATOMIC_RELAXED);
 }
 
 void counter_prog_tell_unseen(struct shpmu *pmu, struct counter_prog *p)
@@ -234,7 +528,7 @@ void counter_prog_tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 		"counted as if it never left; what ran around %llu "
 		"others may have gone to the wrong counted cgroup",
 		(unsigned long long)n,
-		(unsigned long long)__atomic_load_n(
-			&p->skel->bss->unseen_returns, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&p->bss->unseen_returns,
+						    __ATOMIC_RELAXED),
 		(unsigned long long)counter_prog_strays(p));
 }

@@ -1,37 +1,74 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * One context's copy of the BPF counter program (bpf/cgroup_counter.bpf.c)
- * through its libbpf skeleton: loading and attaching it, flushing CPUs
- * (test-running it there), and what it counted of itself.
+ * The BPF counter program (bpf/cgroup_counter.bpf.c) as one context sees
+ * it: loaded by the context through its libbpf skeleton (process scope),
+ * or found pinned by whichever process of a host domain loaded it (host
+ * scope, host_pins.c). Either way the context holds fds of its maps and
+ * maps their memory: flushes test-run the program on a CPU, reads copy
+ * the totals out of memory.
  */
 #ifndef SHPMU_COUNTER_PROG_H
 #define SHPMU_COUNTER_PROG_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "bpf/cgroup_counter.h"
 
 struct shpmu;
 struct cgroup_counter;
+struct cgroup_counter__bss;
 
 struct counter_prog {
-	struct cgroup_counter *skel; /* its maps and .bss, for the backend */
+	struct cgroup_counter *skel; /* process scope: the loaded program */
 	int prog_fd;		     /* on_switch: what a flush test-runs */
+	int events_fd;		     /* the per-CPU perf events */
+	int slots_fd;		     /* counted cgroups: id -> slot */
+	/* Mapped memory: the program's globals, each CPU's view, and the
+	 * totals of max_slots slots on nr_cpus CPUs. */
+	struct cgroup_counter__bss *bss;
+	struct cpu_view *views;
+	const struct slot_totals *totals;
+	size_t bss_len, views_len, totals_len; /* what we mapped ourselves */
+	uint32_t nr_cpus, max_slots;
 	/* Held across every flush, and to change online: two flushes must
 	 * not meet on one CPU (a flush of its own CPU runs with interrupts
 	 * on), and a flush of every CPU is the barrier before an index or
-	 * slot serves something else. */
+	 * slot serves something else. Another process's flush may still
+	 * meet ours: the program then asks us to try again. */
 	pthread_mutex_t flush_lock;
 	int *online, nonline; /* as last read: the CPUs a flush visits */
 	bool told_unseen;     /* logged that the tracepoint hides switches */
 };
 
-/* Loads and attaches the program with room for max_slots cgroups: 0, or
- * -EOPNOTSUPP logged with why (no privileges, a kernel that refuses it).
- * Without ipi_hook only the moves a task makes itself are settled when
- * they happen, as where the kernel has no csd tracepoints (for tests). */
+/* The possible CPUs the per-CPU maps need room for: > 0, or -EOPNOTSUPP
+ * logged (more than MAX_CPUS). */
+int counter_prog_cpus(struct shpmu *pmu);
+
+/* Loads and attaches the program with room for max_slots cgroups on
+ * nr_cpus CPUs into *skel: 0, or -EOPNOTSUPP logged with why (no
+ * privileges, a kernel that refuses it). Without ipi_hook only the moves
+ * a task makes itself are settled when they happen, as where the kernel
+ * has no csd tracepoints (for tests). */
+int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
+			   uint32_t max_slots, bool ipi_hook,
+			   struct cgroup_counter **skel);
+
+/* Process scope: loads the program for this context alone. */
 int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
 		      struct counter_prog *p);
+
+/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd), maps
+ * the memory of the maps behind bss_fd, views_fd and totals_fd (closing
+ * those fds), and checks that their sizes fit nr_cpus and max_slots.
+ * 0 or -errno; on failure p holds nothing and every fd given is closed. */
+int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
+		       uint32_t max_slots, struct counter_prog *p);
+/* The order of counter_prog_adopt's fds. */
+enum { PROG_FD, EVENTS_FD, SLOTS_FD, BSS_FD, VIEWS_FD, TOTALS_FD };
+
 void counter_prog_unload(struct counter_prog *p);
 
 /* Re-reads the online CPUs (they may have come and gone). */
@@ -41,6 +78,32 @@ int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p);
 int counter_prog_flush_cpus(struct shpmu *pmu, struct counter_prog *p,
 			    const int *cpus, uint32_t n);
 int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p);
+
+/* Copies, consistently (see struct cpu_view), event e's raw reading on
+ * cpu, and when slot != UINT32_MAX the slot's total of it instead. */
+int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
+		       uint32_t slot, struct counter_value *out);
+
+/* Puts perf event fd in as event e on cpu, reading from base on. */
+int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
+			   const struct counter_value *base);
+/* Takes event e out on every CPU. */
+void counter_prog_clear_event(struct counter_prog *p, uint32_t e);
+
+/* The counter kind of event e (enum counter_kind). */
+void counter_prog_set_kind(struct counter_prog *p, uint32_t e, uint8_t kind);
+/* Has the program read event e from now on. */
+void counter_prog_use_event(struct counter_prog *p, uint32_t e);
+
+/* The program's filter of counted ids (COUNTED_FILTER_SIZE counts by the
+ * id's low bits), and the bump that tells it the counted set changed. */
+uint16_t *counter_prog_filter(struct counter_prog *p);
+void counter_prog_changed(struct counter_prog *p);
+
+/* Counts cgroup id in slot, or stops counting it. */
+int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
+			      uint32_t slot);
+void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id);
 
 /* Context switches the tracepoint hid; of those, the strays (see the
  * program); moves of a running task settled when they happened. */

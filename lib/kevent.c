@@ -146,6 +146,19 @@ int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 	return ev->backend->ops->read(pmu, ev, first, n, true, vals);
 }
 
+bool kevent_has_cache(const struct kevent *ev)
+{
+	return ev->backend->ops->flush != NULL;
+}
+
+int kevent_read_cached(struct shpmu *pmu, const struct kevent *ev,
+		       uint64_t *vals)
+{
+	if (!kevent_has_cache(ev))
+		return -EOPNOTSUPP;
+	return ev->backend->ops->read(pmu, ev, 0, ev->nfds, false, vals);
+}
+
 int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
 			const struct kevent *ev, uint64_t *vals)
 {

@@ -92,6 +92,15 @@ void kevent_enable_drop(struct shpmu *pmu, struct kevent *ev);
 int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 		uint32_t n, uint64_t *vals);
 
+/* Whether ev's backend keeps its values in memory between flushes, so
+ * that they can be read without a system call. */
+bool kevent_has_cache(const struct kevent *ev);
+
+/* Reads every source of ev as of its backend's last flush (see
+ * shpmu_read_cached()): -EOPNOTSUPP for a backend without that memory. */
+int kevent_read_cached(struct shpmu *pmu, const struct kevent *ev,
+		       uint64_t *vals);
+
 /* Reads of many events at one moment: each backend that needs it is
  * brought up to now once for the batch. */
 struct kevent_batch {

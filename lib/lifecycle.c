@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "backend_choice.h"
+#include "host.h"
 #include "log.h"
 #include "open.h"
 #include "symver.h"
@@ -41,6 +42,28 @@ static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
 	return 0;
 }
 
+static int scope_check(const struct shpmu_opts *o, struct shpmu *log_to)
+{
+	if (o->scope == SHPMU_SCOPE_PROCESS) {
+		if (!o->domain && !o->bpffs_dir)
+			return 0;
+		pr_err(log_to, "shpmu_new: domain and bpffs_dir are for "
+			       "SHPMU_SCOPE_HOST");
+		return -EINVAL;
+	}
+	if (o->scope != SHPMU_SCOPE_HOST) {
+		pr_err(log_to, "shpmu_new: unknown scope %d", (int)o->scope);
+		return -EINVAL;
+	}
+	if (o->cgroup_backend == SHPMU_CGROUP_BACKEND_PERF) {
+		pr_err(log_to, "shpmu_new: host scope shares through the BPF "
+			       "backend; SHPMU_CGROUP_BACKEND_PERF asks for "
+			       "classic events");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Rejects what opts asks that this version does not know, logging to
  * early (a context that is only its env, until the real one exists). */
 static int opts_check(const struct shpmu_opts *opts, struct shpmu_opts *o,
@@ -48,8 +71,12 @@ static int opts_check(const struct shpmu_opts *opts, struct shpmu_opts *o,
 {
 	struct shpmu *log_to = (struct shpmu *)early;
 
-	early->log = opts && opts->sz >= sizeof(*o) ? opts->log : NULL;
-	early->log_arg = opts && opts->sz >= sizeof(*o) ? opts->log_arg : NULL;
+	bool has_log =
+		opts && opts->sz >= offsetof(struct shpmu_opts, log_arg) +
+					    sizeof(opts->log_arg);
+
+	early->log = has_log ? opts->log : NULL;
+	early->log_arg = has_log ? opts->log_arg : NULL;
 	if (opts_copy(opts, o)) {
 		pr_err(log_to,
 		       "shpmu_new: opts->sz %zu is not a size this "
@@ -69,11 +96,13 @@ static int opts_check(const struct shpmu_opts *opts, struct shpmu_opts *o,
 	case SHPMU_CGROUP_BACKEND_AUTO:
 	case SHPMU_CGROUP_BACKEND_PERF:
 	case SHPMU_CGROUP_BACKEND_BPF:
-		return 0;
+		break;
+	default:
+		pr_err(log_to, "shpmu_new: unknown cgroup backend %d",
+		       (int)o->cgroup_backend);
+		return -EINVAL;
 	}
-	pr_err(log_to, "shpmu_new: unknown cgroup backend %d",
-	       (int)o->cgroup_backend);
-	return -EINVAL;
+	return scope_check(o, log_to);
 }
 
 /* A dynamic PMU's type number, or -1 where there is no such PMU. */
@@ -97,12 +126,19 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->env.log_arg = o->log_arg;
 	pmu->flags = o->flags;
 	pmu->cgroup_backend = o->cgroup_backend;
+	pmu->scope = o->scope;
+	pmu->domain = strdup(o->domain ? o->domain : HOST_DEFAULT_DOMAIN);
+	pmu->bpffs_dir = strdup(o->bpffs_dir ? o->bpffs_dir : HOST_DEFAULT_DIR);
+	if (!pmu->domain || !pmu->bpffs_dir) {
+		err = -ENOMEM;
+		goto free_names;
+	}
 	pmu->fork_generation = task_fork_generation();
 	pmu->probe_types[0] = pmu_type(pmu, "kprobe");
 	pmu->probe_types[1] = pmu_type(pmu, "uprobe");
 	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
 	if (err)
-		return err;
+		goto free_names;
 	err = -pthread_mutex_init(&pmu->lock, NULL);
 	if (err)
 		goto fini_cgroups;
@@ -126,6 +162,9 @@ destroy_lock:
 	pthread_mutex_destroy(&pmu->lock);
 fini_cgroups:
 	cgroups_fini(pmu, &pmu->cgroups);
+free_names:
+	free(pmu->domain);
+	free(pmu->bpffs_dir);
 	return err;
 }
 
@@ -165,6 +204,8 @@ void shpmu_free(struct shpmu *pmu)
 	registry_fini(&pmu->registry);
 	pthread_mutex_destroy(&pmu->lock);
 	cgroups_fini(pmu, &pmu->cgroups);
+	free(pmu->domain);
+	free(pmu->bpffs_dir);
 	free(pmu);
 	errno = saved;
 }

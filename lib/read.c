@@ -44,6 +44,41 @@ int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out)
 	API_CALL(pmu, read_checked(pmu, h, out));
 }
 
+static int read_cached_checked(struct shpmu *pmu, int h,
+			       struct shpmu_count *out)
+{
+	struct shpmu_count sum;
+	struct handle *slot;
+	int err = api_check(pmu, out, "shpmu_read_cached", "out");
+
+	if (err)
+		return shpmu_err(err);
+	slot = api_handle(pmu, h, "shpmu_read_cached");
+	if (!slot)
+		return shpmu_err(-EBADF);
+	if (!kevent_has_cache(slot->ev)) {
+		handle_unlock(&pmu->handles, h);
+		pr_err(pmu,
+		       "shpmu_read_cached: handle %d is counted by classic "
+		       "perf fds, which keep nothing in memory: shpmu_read "
+		       "it",
+		       h);
+		return shpmu_err(-EOPNOTSUPP);
+	}
+	err = sync_cached(pmu, slot);
+	if (!err)
+		window_sum(slot, -1, &sum);
+	handle_unlock(&pmu->handles, h);
+	if (!err)
+		*out = sum;
+	return shpmu_err(err);
+}
+
+int shpmu_read_cached(struct shpmu *pmu, int h, struct shpmu_count *out)
+{
+	API_CALL(pmu, read_cached_checked(pmu, h, out));
+}
+
 static int read_cpu_checked(struct shpmu *pmu, int h, int cpu,
 			    struct shpmu_count *out)
 {

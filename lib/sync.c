@@ -76,6 +76,24 @@ int sync_now(struct shpmu *pmu, struct handle *h, int only)
 	return err;
 }
 
+int sync_cached(struct shpmu *pmu, struct handle *h)
+{
+	struct scratch s;
+	uint64_t *now;
+	int err;
+
+	if (!h->enabled)
+		return 0;
+	now = scratch_get(&s, kevent_nvals_total(h->ev));
+	if (!now)
+		return -ENOMEM;
+	err = kevent_read_cached(pmu, h->ev, now);
+	if (!err)
+		window_apply_all(h, now);
+	scratch_put(&s);
+	return err;
+}
+
 void sync_drop(struct shpmu *pmu, struct handle *h)
 {
 	if (!h->enabled)

@@ -28,6 +28,10 @@ int sync_stop(struct shpmu *pmu, struct handle *h);
  * reader can tell from their not being applied. */
 int sync_now(struct shpmu *pmu, struct handle *h, int only);
 
+/* The same as sync_now(pmu, h, -1) with the values the backend holds in
+ * memory (kevent_read_cached). */
+int sync_cached(struct shpmu *pmu, struct handle *h);
+
 /* A closing handle gives its enabled share back, without a reading. */
 void sync_drop(struct shpmu *pmu, struct handle *h);
 

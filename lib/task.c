@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,11 +26,15 @@ static __thread struct {
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 _Atomic uint64_t task_forks;
 
+/* This process's token: drawn at first use, forgotten by a fork. */
+static _Atomic uint64_t process_token;
+
 static void forget_self(void)
 {
 	self.tid = 0;
 	self.ino_tid = 0;
 	task_forks++;
+	process_token = 0;
 }
 
 static void register_atfork(void)
@@ -77,4 +83,21 @@ int64_t task_identity(pid_t tid)
 		self.ino_tid = tid;
 	}
 	return self.ino;
+}
+
+uint64_t task_process_token(void)
+{
+	uint64_t token = process_token, drawn = 0;
+
+	if (token)
+		return token;
+	pthread_once(&atfork_once, register_atfork);
+	/* Never 0; a failed draw still differs between processes. */
+	while (!drawn)
+		if (getrandom(&drawn, sizeof(drawn), 0) != sizeof(drawn))
+			drawn = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	/* Two threads drawing at once agree on the first. */
+	if (!atomic_compare_exchange_strong(&process_token, &token, drawn))
+		return token;
+	return drawn;
 }

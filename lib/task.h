@@ -29,6 +29,11 @@ static inline uint64_t task_fork_generation_now(void)
 	return atomic_load_explicit(&task_forks, memory_order_relaxed);
 }
 
+/* A random token of this process, the same in all its threads and new in
+ * a forked child: host scope tells its own process's users by it, whose
+ * locks its lock checks cannot see. */
+uint64_t task_process_token(void);
+
 /* The identity of thread tid now: its pidfs inode, 0 where the kernel
  * cannot tell (then nothing is compared), or -ESRCH if it is gone. */
 int64_t task_identity(pid_t tid);

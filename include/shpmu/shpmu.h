@@ -82,6 +82,26 @@ enum shpmu_cgroup_backend {
 	SHPMU_CGROUP_BACKEND_BPF = 2, /**< one event per CPU for all cgroups */
 };
 
+/**
+ * Who shares kernel events (README: "Sharing across processes").
+ *
+ * PROCESS: the handles of one context. HOST: every process on the host
+ * whose context joins the same domain (shpmu_opts.domain) under the same
+ * BPF filesystem directory (shpmu_opts.bpffs_dir): cgroup and CPU targets
+ * of counting attrs are counted by one BPF program and one perf event per
+ * CPU per distinct attr for all of them, whatever the number of processes
+ * and handles. It needs the BPF backend, a mounted BPF filesystem (the
+ * library mounts nothing), CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN),
+ * and a domain is shared by one uid. Groups, task targets, cgroups on a
+ * v1 hierarchy and a context with SHPMU_F_NO_SHARING stay process-local
+ * (classic perf events). Each handle's windows stay its own: nothing one
+ * process does changes another's counts.
+ */
+enum shpmu_scope {
+	SHPMU_SCOPE_PROCESS = 0, /**< sharing within the context (default) */
+	SHPMU_SCOPE_HOST = 1,	 /**< sharing with every process of a domain */
+};
+
 /** Levels passed to shpmu_opts.log. */
 enum shpmu_log_level {
 	SHPMU_LOG_ERROR = 0, /**< a call failed; the message says why */
@@ -105,6 +125,15 @@ struct shpmu_opts {
 	/** Called with each log message (no trailing newline); NULL: quiet. */
 	void (*log)(int level, const char *msg, void *arg);
 	void *log_arg; /**< passed to log */
+	/* Added in 0.2. */
+	enum shpmu_scope scope; /**< default SHPMU_SCOPE_PROCESS */
+	/** Host scope: the domain to join, made if new: 1 to 64 letters,
+	 *  digits, '_', '-' or '.', not starting with '.'; NULL: "default".
+	 *  Unrelated groups of agents keep apart by domain. */
+	const char *domain;
+	/** Host scope: a directory on a BPF filesystem, made if missing
+	 *  (its parent must be on one); NULL: "/sys/fs/bpf/shpmu". */
+	const char *bpffs_dir;
 };
 
 /** Declares a zeroed struct shpmu_opts named NAME with sz set. */
@@ -164,9 +193,15 @@ struct shpmu_stats {
  * @brief Creates a context.
  * @param opts options, or NULL for defaults
  * @return the context, or NULL with errno set: EINVAL for malformed opts
- *         (sz too small, unknown flags or backend, non-zero bytes past the
- *         fields this version knows), EOPNOTSUPP for a cgroup backend that
- *         cannot work here, ENOMEM.
+ *         (sz too small, unknown flags, backend or scope, non-zero bytes
+ *         past the fields this version knows, a bad domain name, host
+ *         scope with SHPMU_CGROUP_BACKEND_PERF), EOPNOTSUPP for a cgroup
+ *         backend or scope that cannot work here, ENOMEM. Host scope
+ *         also: ENOENT (no BPF filesystem at bpffs_dir), EPERM (no CAP_BPF
+ *         and CAP_PERFMON), EACCES (the domain belongs to another uid),
+ *         EPROTO (the domain holds state of a library with another
+ *         layout), EUSERS (1024 contexts have joined the domain). Each is
+ *         logged with what to do about it.
  */
 SHPMU_API struct shpmu *shpmu_new(const struct shpmu_opts *opts);
 
@@ -294,6 +329,25 @@ SHPMU_API int shpmu_close(struct shpmu *pmu, int h);
  *         for a short read).
  */
 SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
+
+/**
+ * @brief Reads a handle like shpmu_read(), without a system call, as of
+ *        each CPU's last settle.
+ *
+ * Handles counted by the BPF backend (process or host scope) keep their
+ * per-CPU totals in memory that the program updates when it settles a
+ * CPU: at a context switch between tasks of different counted sets, at
+ * any switch once 10 ms have passed since the CPU last settled, when a
+ * running task moves to another cgroup, and at any exact read (shpmu_read
+ * and friends, from any process of a host domain). A CPU that runs one
+ * task without a switch is not settled: what it ran since its last switch
+ * is missing until then. Counts never go backwards between cached and
+ * exact reads.
+ * @return 0, -EINVAL (out NULL), -EBADF, -EOPNOTSUPP (a handle counted by
+ *         classic perf fds: shpmu_read() it).
+ */
+SHPMU_API int shpmu_read_cached(struct shpmu *pmu, int h,
+				struct shpmu_count *out);
 
 /**
  * @brief Reads one CPU's share of a handle.

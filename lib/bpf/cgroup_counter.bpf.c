@@ -20,13 +20,19 @@
 
 #include "cgroup_counter.h"
 
-/* The per-CPU events: index event * MAX_CPUS + cpu. */
+/* The per-CPU events: index event * MAX_CPUS + cpu. They live as long as
+ * the map, not as long as the fds they were put in with (host scope: the
+ * process that opened them may be gone). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(int));
 	__uint(max_entries, MAX_EVENTS *MAX_CPUS);
+	__uint(map_flags, BPF_F_PRESERVE_ELEMS);
 } events SEC(".maps");
+
+/* CPUs the maps below have room for (possible CPUs), set at load. */
+const volatile __u32 nr_cpus = 1;
 
 /* Counted cgroups: id -> slot. */
 struct {
@@ -36,25 +42,23 @@ struct {
 	__uint(max_entries, MAX_SLOTS);
 } cgroup_slots SEC(".maps");
 
-/* Each CPU's reading of each event at the last settle. */
+/* Each CPU's view (cgroup_counter.h): its raw readings and their seq. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct bpf_perf_event_value));
-	__uint(max_entries, MAX_EVENTS);
-} previous SEC(".maps");
+	__uint(value_size, sizeof(struct cpu_view));
+	__uint(max_entries, MAX_CPUS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} cpu_views SEC(".maps");
 
-/* What each slot's cgroup counted, per CPU: all its events in one value,
- * so a counted ancestor costs one lookup. Userspace sizes it at load. */
-struct slot_totals {
-	struct bpf_perf_event_value events[MAX_EVENTS];
-};
-
+/* What each slot's cgroup counted on each CPU, at slot * nr_cpus + cpu.
+ * Userspace sizes it at load and reads it through mmap. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct slot_totals));
 	__uint(max_entries, MAX_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } totals SEC(".maps");
 
 /* A task's counted set: the slots of the counted cgroups among its own
@@ -109,7 +113,8 @@ struct cpu_state {
 	/* A run is under way on this CPU: a flush test-run on its own CPU
 	 * runs with interrupts on, and a move check may land inside it. */
 	__u32 busy;
-	__u32 recheck; /* a move check arrived during that run */
+	__u32 recheck;	  /* a move check arrived during that run */
+	__u64 settled_ns; /* when the CPU last settled */
 };
 
 struct {
@@ -172,16 +177,14 @@ static __always_inline struct cgroup *task_cgroup(__u64 task)
  * covers are given. Returns false when the CPU has no event e. */
 static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
 				       __u32 cgroup_switches,
-				       struct bpf_perf_event_value *delta)
+				       struct counter_value *prev,
+				       struct counter_value *delta)
 {
-	struct bpf_perf_event_value now, *prev;
+	struct bpf_perf_event_value now;
 	__u8 kind = event_kind[e];
 
 	if (bpf_perf_event_read_value(&events, e * MAX_CPUS + cpu, &now,
 				      sizeof(now)))
-		return false;
-	prev = bpf_map_lookup_elem(&previous, &e);
-	if (!prev)
 		return false;
 	delta->counter = now.counter - prev->counter;
 	if (kind == KIND_CONTEXT_SWITCHES)
@@ -190,7 +193,9 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
 		delta->counter = cgroup_switches;
 	delta->enabled = now.enabled - prev->enabled;
 	delta->running = now.running - prev->running;
-	*prev = now;
+	prev->counter = now.counter;
+	prev->enabled = now.enabled;
+	prev->running = now.running;
 	return true;
 }
 
@@ -200,21 +205,22 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
  * others, which keeps the program within its limits.
  */
 
-/* Every event's delta on this CPU. Returns whether any event was read. */
+/* Every event's delta on this CPU since the raw readings in view, which
+ * move on to now. Returns whether any event was read. */
 __noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
-			   struct slot_totals *delta)
+			   struct cpu_view *view, struct slot_totals *delta)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), used = num_events;
 	int any = 0;
 
-	if (!delta || cpu >= MAX_CPUS)
+	if (!delta || !view || cpu >= MAX_CPUS)
 		return 0;
 		/* Unrolled, so that each delta->events[e] is at a constant
 		 * offset. */
 #pragma clang loop unroll(full)
 	for (__u32 e = 0; e < MAX_EVENTS; e++)
 		if (e < used && take_delta(e, cpu, switches, cgroup_switches,
-					   &delta->events[e]))
+					   &view->raw[e], &delta->events[e]))
 			any = 1;
 	return any;
 }
@@ -222,7 +228,8 @@ __noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
 /* Adds delta to what the slot's cgroup counted on this CPU. */
 __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
 {
-	struct slot_totals *total = bpf_map_lookup_elem(&totals, &slot);
+	__u32 index = slot * nr_cpus + bpf_get_smp_processor_id();
+	struct slot_totals *total = bpf_map_lookup_elem(&totals, &index);
 	__u32 used = num_events;
 
 	if (!total || !delta)
@@ -360,8 +367,8 @@ enum owner {
 /* Adds this CPU's deltas since the last settle to owner's counted set,
  * with now_switches / now_cgroup_switches for the switch being made (if
  * any). Returns how many counted cgroups it credited. */
-__noinline int settle(struct cpu_state *st, __u32 now_switches,
-		      __u32 now_cgroup_switches, int owner)
+__noinline int credit(struct cpu_state *st, struct cpu_view *view,
+		      __u32 now_switches, __u32 now_cgroup_switches, int owner)
 {
 	/* An event not read this time adds zeros. */
 	struct slot_totals delta = {};
@@ -372,7 +379,7 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 		return 0;
 	if (!take_deltas(st->pending_switches + now_switches,
 			 st->pending_cgroup_switches + now_cgroup_switches,
-			 &delta))
+			 view, &delta))
 		return 0;
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
@@ -385,6 +392,24 @@ __noinline int settle(struct cpu_state *st, __u32 now_switches,
 	n = set->nslots;
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
 		add_delta(set->slots[i], &delta);
+	return n;
+}
+
+/* credit(), with the CPU's view marked as being written for readers in
+ * userspace (see struct cpu_view). */
+static __always_inline int settle(struct cpu_state *st, __u32 now_switches,
+				  __u32 now_cgroup_switches, int owner)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_view *view = bpf_map_lookup_elem(&cpu_views, &cpu);
+	int n;
+
+	if (!view || !st)
+		return 0;
+	__sync_fetch_and_add(&view->seq, 1);
+	n = credit(st, view, now_switches, now_cgroup_switches, owner);
+	__sync_fetch_and_add(&view->seq, 1);
+	st->settled_ns = bpf_ktime_get_ns();
 	return n;
 }
 
@@ -484,8 +509,10 @@ int on_switch(__u64 *ctx)
 	struct counted_set incoming = {};
 	int owner = OWNER_NOW, credited;
 
+	/* A flush that found the CPU busy (another process's flush of it
+	 * may be under way there) asks its caller to try again. */
 	if (!st)
-		return 0;
+		return prev ? 0 : 1;
 	if (!next) {
 		restart(st, 0);
 		goto out;
@@ -500,7 +527,8 @@ int on_switch(__u64 *ctx)
 		prev_leaf = st->now.leaf;
 	}
 	resolve(next, &incoming);
-	if (owner == OWNER_NOW && same_set(&st->now, &incoming)) {
+	if (owner == OWNER_NOW && same_set(&st->now, &incoming) &&
+	    bpf_ktime_get_ns() - st->settled_ns < MAX_UNSETTLED_NS) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
 		st->pending_cgroup_switches += prev_leaf != incoming.leaf;

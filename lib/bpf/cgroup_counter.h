@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What the BPF cgroup counter and its userspace side agree on. */
+/*
+ * What the BPF counter program and its userspace side agree on. Host scope
+ * shares these layouts between processes through pinned maps: a change to
+ * any of them is a change of HOST_LAYOUT (host_layout.h).
+ */
 #ifndef SHPMU_CGROUP_COUNTER_H
 #define SHPMU_CGROUP_COUNTER_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
 
 #define MAX_EVENTS 8 /* distinct counting attrs */
 #define MAX_CPUS   1024
@@ -13,12 +21,43 @@
 #define CACHED_LEAVES	    8	  /* per CPU; a power of two */
 #define CACHED_SLOTS                                                           \
 	8 /* counted ancestors a cached leaf holds; a power of two */
+/* A switch between tasks of one counted set reads no counter, unless the
+ * CPU last settled longer ago than this: what a cached read may miss of a
+ * CPU that keeps switching. */
+#define MAX_UNSETTLED_NS 10000000ull
 
 /* How the program takes an event's count at a switch. */
 enum counter_kind {
 	KIND_READ = 0,		   /* the counter's delta */
 	KIND_CONTEXT_SWITCHES = 1, /* 1 per switch */
 	KIND_CGROUP_SWITCHES = 2,  /* 1 per switch to another cgroup */
+};
+
+/* One event's value, as bpf_perf_event_read_value() gives it. */
+struct counter_value {
+	__u64 counter, enabled, running;
+};
+
+/* What one slot's cgroup counted on one CPU: all its events in one value,
+ * so that a counted ancestor costs one lookup. The totals map holds one
+ * per slot per CPU, at slot * nr_cpus + cpu, so that userspace reads it
+ * through mmap. */
+struct slot_totals {
+	struct counter_value events[MAX_EVENTS];
+};
+
+/*
+ * One CPU's view, in an mmapable map indexed by CPU: the raw reading of
+ * each event at the CPU's last settle (a CPU target's count, and the base
+ * the next delta starts from). seq is odd while the CPU's program run
+ * writes this view or the CPU's totals: a reader copies between two equal
+ * even values of it, as with the kernel's seqcount.
+ */
+struct cpu_view {
+	__u64 seq;
+	__u64 pad0;
+	struct counter_value raw[MAX_EVENTS];
+	__u64 pad[6]; /* a CPU's view fills cache lines of its own */
 };
 
 #endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF backend's books: which attr each event index counts, which
+ * cgroup each slot counts, and how many kernel events refer to each. In
+ * process scope they are the context's own memory; in host scope they live
+ * in a pinned mmapable map that every process of the domain changes under
+ * the domain's lock (host.h), with the users who hold refs beside them.
+ *
+ * The books never point: indexes only, so that they mean the same in
+ * every process that maps them.
+ */
+#ifndef SHPMU_BOOKS_H
+#define SHPMU_BOOKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/cgroup_counter.h"
+#include "fifo.h"
+#include "key.h"
+
+#define BOOKS_MAGIC 0x73686d75626b7331ull /* "shmubks1" */
+/* Contexts that can share one domain at once. */
+#define MAX_USERS 1024
+
+enum books_event_state {
+	EVENT_FREE = 0,
+	EVENT_MAKING = 1, /* being made: a maker that died leaves this */
+	EVENT_LIVE = 2,
+};
+
+struct books_event {
+	struct event_key key;
+	uint32_t state; /* enum books_event_state */
+	uint32_t refs;	/* kernel events on it, over every user */
+	/* The CPUs it has a perf event on (those online when made). */
+	uint64_t cpus[MAX_CPUS / 64];
+};
+
+struct books_slot {
+	uint64_t id; /* the cgroup; 0: free */
+	uint32_t refs;
+	uint32_t next_free;
+};
+
+/* A context that joined the domain (host scope). */
+struct books_user {
+	uint64_t id;	/* 0: a free entry */
+	uint64_t token; /* its process's task_process_token() */
+	int32_t pid;	/* as its process saw itself, for operators */
+	uint32_t pad;
+	uint64_t start_time; /* the process's, in clock ticks after boot */
+	char comm[16];
+};
+
+struct books {
+	uint64_t magic;
+	uint32_t layout;    /* HOST_LAYOUT */
+	uint32_t nr_cpus;   /* possible CPUs the maps have room for */
+	uint32_t max_slots; /* size of slots[] */
+	uint32_t slots_used;
+	/* A user whose change of the books is under way: found set, the
+	 * change was cut short (its process died) and fsck repairs it. */
+	uint64_t dirty;
+	uint64_t next_user_id;
+	struct fifo free; /* freed slots, the longest freed first */
+	uint32_t pad;
+	struct books_event events[MAX_EVENTS];
+	struct books_user users[MAX_USERS];
+	struct books_slot slots[]; /* max_slots */
+};
+
+/* The size of books with room for max_slots slots. */
+static inline uint64_t books_size(uint32_t max_slots)
+{
+	return sizeof(struct books) +
+	       (uint64_t)max_slots * sizeof(struct books_slot);
+}
+
+void books_init(struct books *b, uint32_t nr_cpus, uint32_t max_slots);
+
+/* The event index counting key, or MAX_EVENTS. */
+uint32_t books_find_event(const struct books *b, const struct event_key *key);
+/* A free event index, or MAX_EVENTS. */
+uint32_t books_free_event(const struct books *b);
+
+/* The slot counting cgroup id, or FIFO_NONE. */
+uint32_t books_find_slot(const struct books *b, uint64_t id);
+/* Takes a slot for a cgroup not counted yet: a fresh one while any are
+ * left (*fresh), then the longest freed; FIFO_NONE when full. */
+uint32_t books_take_slot(struct books *b, bool *fresh);
+/* Gives slot s back: to where it came from when it never served
+ * (fresh), else to the tail of the free list. */
+void books_give_slot(struct books *b, uint32_t s, bool fresh);
+
+/* Threads every slot that counts nothing onto the free list (fsck). */
+void books_rebuild_free(struct books *b);
+
+static inline bool books_event_on_cpu(const struct books_event *e, int cpu)
+{
+	return cpu >= 0 && cpu < MAX_CPUS &&
+	       (e->cpus[cpu / 64] >> (cpu % 64) & 1);
+}
+
+#endif

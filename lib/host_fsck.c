@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Reclaiming what dead users left. map_refs is the truth: every ref a
+ * user holds is an entry there, written in one map update, so a process
+ * that died mid-change left at most refs of its own (dropped here with
+ * the rest of its refs) and events or slots with no refs (freed here).
+ * Everything else in the books and the program's maps is recounted from
+ * map_refs and the live slots.
+ */
+#include "host_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "counted.h"
+#include "log.h"
+
+static int compare_ids(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ids of the users in the books, sorted. */
+static size_t live_ids(const struct books *b, uint64_t *ids)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < MAX_USERS; i++)
+		if (b->users[i].id)
+			ids[n++] = b->users[i].id;
+	qsort(ids, n, sizeof(*ids), compare_ids);
+	return n;
+}
+
+struct recount {
+	uint32_t events[MAX_EVENTS];
+	uint32_t *slots; /* max_slots */
+};
+
+/* Drops the refs of users not in the books; counts the rest. */
+static int recount_refs(struct host *h, struct recount *r)
+{
+	uint64_t ids[MAX_USERS];
+	size_t nids = live_ids(h->books, ids), ndoomed = 0, room = 0;
+	struct host_ref_key key, *prev = NULL, *doomed = NULL;
+	uint32_t refs;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(h->refs_fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
+			continue;
+		if (bsearch(&key.user, ids, nids, sizeof(*ids), compare_ids)) {
+			if (key.event < MAX_EVENTS)
+				r->events[key.event] += refs;
+			if (key.slot < h->books->max_slots)
+				r->slots[key.slot] += refs;
+			continue;
+		}
+		if (ndoomed == room) {
+			struct host_ref_key *more;
+
+			room = room ? room * 2 : 64;
+			more = realloc(doomed, room * sizeof(*doomed));
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			doomed = more;
+		}
+		doomed[ndoomed++] = key;
+	}
+	/* Deleted after the walk: a walk from a deleted key starts over. */
+	for (size_t i = 0; i < ndoomed; i++)
+		bpf_map_delete_elem(h->refs_fd, &doomed[i]);
+	free(doomed);
+	return err;
+}
+
+/* Events: one made half-way or with no refs left is taken out. */
+static void fix_events(struct shpmu *pmu, struct counted *c,
+		       const struct recount *r)
+{
+	for (uint32_t e = 0; e < MAX_EVENTS; e++) {
+		struct books_event *be = &c->books->events[e];
+
+		if (be->state == EVENT_FREE)
+			continue;
+		if (be->state == EVENT_MAKING || !r->events[e])
+			counted_drop_event(pmu, c, e);
+		else
+			be->refs = r->events[e];
+	}
+}
+
+/* The program's filter of counted ids, written where it differs from
+ * what the live slots say (the program reads it all the while). */
+static int fix_filter(struct counted *c)
+{
+	uint16_t *want = calloc(COUNTED_FILTER_SIZE, sizeof(*want));
+	const struct books *b = c->books;
+
+	if (!want)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < b->slots_used; s++)
+		if (b->slots[s].id)
+			want[b->slots[s].id & (COUNTED_FILTER_SIZE - 1)]++;
+	for (uint32_t i = 0; i < COUNTED_FILTER_SIZE; i++) {
+		uint16_t *have = &counter_prog_filter(&c->prog)[i];
+		uint16_t now = __atomic_load_n(have, __ATOMIC_RELAXED);
+
+		if (now != want[i])
+			__atomic_store_n(have, want[i], __ATOMIC_RELEASE);
+	}
+	free(want);
+	return 0;
+}
+
+/* The program's id -> slot map, made to match the live slots. */
+static void fix_slot_map(struct counted *c)
+{
+	const struct books *b = c->books;
+	int fd = c->prog.slots_fd;
+	uint64_t id, last, *prev = NULL;
+	uint32_t s;
+
+	while (!bpf_map_get_next_key(fd, prev, &id)) {
+		if (!bpf_map_lookup_elem(fd, &id, &s) &&
+		    (s >= b->slots_used || b->slots[s].id != id)) {
+			/* The walk goes on after the key before it. */
+			bpf_map_delete_elem(fd, &id);
+			continue;
+		}
+		last = id;
+		prev = &last;
+	}
+	for (s = 0; s < b->slots_used; s++)
+		if (b->slots[s].id)
+			bpf_map_update_elem(fd, &b->slots[s].id, &s, BPF_ANY);
+}
+
+static int fix_slots(struct counted *c, const struct recount *r)
+{
+	struct books *b = c->books;
+	int err;
+
+	for (uint32_t s = 0; s < b->slots_used; s++) {
+		if (b->slots[s].id && !r->slots[s])
+			b->slots[s].id = 0;
+		b->slots[s].refs = r->slots[s];
+	}
+	books_rebuild_free(b);
+	err = fix_filter(c);
+	if (err)
+		return err;
+	fix_slot_map(c);
+	counter_prog_changed(&c->prog);
+	return 0;
+}
+
+void host_fsck(struct shpmu *pmu, struct host *h, struct counted *c)
+{
+	struct recount r = {0};
+	int err;
+
+	r.slots = calloc(h->books->max_slots, sizeof(*r.slots));
+	if (!r.slots) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = recount_refs(h, &r);
+	if (err)
+		goto fail;
+	fix_events(pmu, c, &r);
+	err = fix_slots(c, &r);
+	if (err)
+		goto fail;
+	h->books->dirty = 0;
+	free(r.slots);
+	return;
+fail:
+	/* The books stay marked: the next change tries again. */
+	h->books->dirty = UINT64_MAX; /* DIRTY_REPAIR */
+	pr_err(pmu, "host domain %s: cannot reclaim what dead users left: %s",
+	       h->path, strerror(-err));
+	free(r.slots);
+}

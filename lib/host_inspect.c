@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "host_inspect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "host_layout.h"
+#include "host_private.h"
+
+int host_list_domains(const char *bpffs_dir,
+		      int (*cb)(const char *domain, void *arg), void *arg)
+{
+	char layout[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+	int ret = 0;
+
+	snprintf(layout, sizeof(layout), "%s/layout-%u", bpffs_dir,
+		 host_layout());
+	dir = opendir(layout);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!ret && (d = readdir(dir)))
+		if (d->d_type == DT_DIR && host_domain_name_ok(d->d_name))
+			ret = cb(d->d_name, arg);
+	closedir(dir);
+	return ret;
+}
+
+/* The domain's directory under the lock op (LOCK_SH to look, LOCK_EX
+ * to change), with its books where it is complete. */
+static int open_domain(const char *bpffs_dir, const char *domain, int op,
+		       struct host **out)
+{
+	char layout[PATH_MAX];
+	struct host *h;
+	int err;
+
+	if (!host_domain_name_ok(domain))
+		return -EINVAL;
+	h = host_alloc(bpffs_dir, domain, layout, sizeof(layout));
+	if (!h)
+		return -ENOMEM;
+	h->joining = false;
+	h->dir_fd = open(h->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->dir_fd < 0) {
+		err = -errno;
+		host_release(h, NULL, false);
+		return err;
+	}
+	while (flock(h->dir_fd, op) && errno == EINTR)
+		;
+	if (pins_complete(h)) {
+		err = pins_open_books(NULL, h);
+		if (err) {
+			host_release(h, NULL, true);
+			return err;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+/* Counts map_refs' entries of each user in v. */
+static void count_refs(const struct host *h, struct host_view *v)
+{
+	struct host_ref_key key, *prev = NULL;
+	uint32_t refs;
+
+	while (!bpf_map_get_next_key(h->refs_fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
+			continue;
+		for (uint32_t i = 0; i < v->nusers; i++)
+			if (v->users[i].id == key.user)
+				v->users[i].refs += refs;
+	}
+}
+
+static int describe(struct host *h, struct host_view *v)
+{
+	const struct books *b = h->books;
+
+	v->complete = true;
+	v->nr_cpus = b->nr_cpus;
+	v->max_slots = b->max_slots;
+	memcpy(v->events, b->events, sizeof(v->events));
+	for (uint32_t e = 0; e < MAX_EVENTS; e++)
+		if (b->events[e].state == EVENT_LIVE)
+			for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+				v->perf_events +=
+					books_event_on_cpu(&b->events[e], cpu);
+	v->slots = calloc(b->slots_used + 1, sizeof(*v->slots));
+	v->users = calloc(MAX_USERS, sizeof(*v->users));
+	if (!v->slots || !v->users)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < b->slots_used; s++)
+		if (b->slots[s].id)
+			v->slots[v->nslots++] = b->slots[s];
+	for (uint32_t i = 0; i < MAX_USERS; i++) {
+		struct host_view_user *u = &v->users[v->nusers];
+
+		if (!b->users[i].id)
+			continue;
+		u->id = b->users[i].id;
+		u->pid = b->users[i].pid;
+		memcpy(u->comm, b->users[i].comm, sizeof(u->comm));
+		u->start_time = b->users[i].start_time;
+		u->alive = users_alive(h, i);
+		v->nusers++;
+	}
+	count_refs(h, v);
+	return 0;
+}
+
+int host_view_read(const char *bpffs_dir, const char *domain,
+		   struct host_view *v)
+{
+	struct host *h;
+	int err;
+
+	memset(v, 0, sizeof(*v));
+	err = open_domain(bpffs_dir, domain, LOCK_SH, &h);
+	if (err)
+		return err;
+	if (h->books)
+		err = describe(h, v);
+	host_release(h, NULL, true);
+	if (err)
+		host_view_free(v);
+	return err;
+}
+
+void host_view_free(struct host_view *v)
+{
+	free(v->slots);
+	free(v->users);
+	memset(v, 0, sizeof(*v));
+}
+
+int host_remove(const char *bpffs_dir, const char *domain)
+{
+	struct host *h;
+	int err;
+
+	err = open_domain(bpffs_dir, domain, LOCK_EX, &h);
+	if (err)
+		return err;
+	/* The users that died go; a live one keeps the domain. */
+	if (h->books) {
+		users_reap(NULL, h);
+		if (users_count(h)) {
+			host_release(h, NULL, true);
+			return -EBUSY;
+		}
+	}
+	host_remove_domain(h);
+	host_release(h, NULL, true);
+	return 0;
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The pinned objects of a host domain: made by the first process to join
+ * it (which loads and attaches the program, then pins it, its links and
+ * maps, and the books last), found by every later one, which loads
+ * nothing.
+ */
+#include "host_private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup_counter.skel.h"
+#include "counted.h"
+#include "host_layout.h"
+#include "log.h"
+
+/* In counter_prog_adopt's order, then the books and refs. */
+static const char *const map_names[] = {
+	[PROG_FD] = "prog",	  [EVENTS_FD] = "map_events",
+	[SLOTS_FD] = "map_slots", [BSS_FD] = "map_bss",
+	[VIEWS_FD] = "map_views", [TOTALS_FD] = "map_totals",
+};
+static const char *const link_names[] = {"link_switch", "link_move"};
+#define BOOKS_PIN "map_books"
+#define REFS_PIN  "map_refs"
+
+static int pin(struct shpmu *pmu, const struct host *h, int fd,
+	       const char *name)
+{
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", h->path, name);
+	if (!bpf_obj_pin(fd, path))
+		return 0;
+	err = -errno;
+	pr_err(pmu, "host scope: cannot pin %s: %s", path, strerror(-err));
+	return err;
+}
+
+static int pin_program(struct shpmu *pmu, const struct host *h,
+		       struct cgroup_counter *s)
+{
+	struct bpf_link *move =
+		s->links.on_ipi ? s->links.on_ipi : s->links.on_attach;
+	const int fds[] = {
+		[PROG_FD] = bpf_program__fd(s->progs.on_switch),
+		[EVENTS_FD] = bpf_map__fd(s->maps.events),
+		[SLOTS_FD] = bpf_map__fd(s->maps.cgroup_slots),
+		[BSS_FD] = bpf_map__fd(s->maps.bss),
+		[VIEWS_FD] = bpf_map__fd(s->maps.cpu_views),
+		[TOTALS_FD] = bpf_map__fd(s->maps.totals),
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]) && !err; i++)
+		err = pin(pmu, h, fds[i], map_names[i]);
+	if (!err)
+		err = pin(pmu, h, bpf_link__fd(s->links.on_switch),
+			  link_names[0]);
+	if (!err)
+		err = pin(pmu, h, bpf_link__fd(move), link_names[1]);
+	/* The pins hold the links now: closing ours (destroying the
+	 * skeleton) detaches nothing. */
+	return err;
+}
+
+/* The books and refs maps, the books set up, pinned books last. */
+static int pin_books(struct shpmu *pmu, const struct host *h, uint32_t nr_cpus,
+		     uint32_t max_slots)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, sparse,
+		    .map_flags = BPF_F_NO_PREALLOC);
+	uint64_t size = books_size(max_slots);
+	int books = -1, refs = -1, err;
+	struct books *b = MAP_FAILED;
+
+	books = bpf_map_create(BPF_MAP_TYPE_ARRAY, "shpmu_books", 4,
+			       (uint32_t)size, 1, &mmapable);
+	refs = bpf_map_create(BPF_MAP_TYPE_HASH, "shpmu_refs",
+			      sizeof(struct host_ref_key), sizeof(uint32_t),
+			      HOST_MAX_REFS, &sparse);
+	if (books < 0 || refs < 0) {
+		err = -errno;
+		pr_err(pmu, "host scope: cannot make the books' maps: %s",
+		       strerror(-err));
+		goto out;
+	}
+	b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, books, 0);
+	if (b == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	books_init(b, nr_cpus, max_slots);
+	err = pin(pmu, h, refs, REFS_PIN);
+	if (!err)
+		err = pin(pmu, h, books, BOOKS_PIN);
+out:
+	if (b != MAP_FAILED)
+		munmap(b, size);
+	if (books >= 0)
+		close(books);
+	if (refs >= 0)
+		close(refs);
+	return err;
+}
+
+int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook)
+{
+	struct cgroup_counter *skel = NULL;
+	int cpus = counter_prog_cpus(pmu), err;
+	uint32_t max_slots;
+
+	if (cpus < 0)
+		return cpus;
+	max_slots = counted_max_slots((uint32_t)cpus);
+	err = counter_prog_load_skel(pmu, (uint32_t)cpus, max_slots, ipi_hook,
+				     &skel);
+	if (err)
+		return err;
+	err = pin_program(pmu, h, skel);
+	if (!err)
+		err = pin_books(pmu, h, (uint32_t)cpus, max_slots);
+	cgroup_counter__destroy(skel);
+	if (err)
+		pins_remove(h);
+	return err;
+}
+
+static int get_pinned(struct shpmu *pmu, const struct host *h, const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", h->path, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		pr_err(pmu, "host scope: cannot open %s: %s", path,
+		       strerror(errno));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Maps the books and checks that this build understands them. */
+static int map_books(struct shpmu *pmu, struct host *h, int fd)
+{
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	h->books_len = info.value_size;
+	h->books = mmap(NULL, h->books_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (h->books == MAP_FAILED) {
+		h->books = NULL;
+		return -errno;
+	}
+	if (h->books_len < sizeof(struct books) ||
+	    h->books->magic != BOOKS_MAGIC ||
+	    h->books->layout != host_layout() ||
+	    books_size(h->books->max_slots) != h->books_len ||
+	    h->books->nr_cpus != (uint32_t)libbpf_num_possible_cpus()) {
+		pr_err(pmu,
+		       "host scope: %s holds state of another layout than "
+		       "this build's (%u): remove the domain (shpmu-host "
+		       "remove) once no process of the other build uses it",
+		       h->path, host_layout());
+		munmap(h->books, h->books_len);
+		h->books = NULL;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int pins_open_books(struct shpmu *pmu, struct host *h)
+{
+	int books = get_pinned(pmu, h, BOOKS_PIN), err;
+
+	if (books < 0)
+		return books;
+	h->refs_fd = get_pinned(pmu, h, REFS_PIN);
+	err = h->refs_fd < 0 ? h->refs_fd : map_books(pmu, h, books);
+	close(books);
+	if (err && h->refs_fd >= 0) {
+		close(h->refs_fd);
+		h->refs_fd = -1;
+	}
+	return err;
+}
+
+int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
+{
+	int fds[6], err;
+	size_t n;
+
+	err = pins_open_books(pmu, h);
+	if (err)
+		return err;
+	for (n = 0; n < 6; n++) {
+		fds[n] = get_pinned(pmu, h, map_names[n]);
+		if (fds[n] < 0) {
+			err = fds[n];
+			goto fail;
+		}
+	}
+	err = counter_prog_adopt(pmu, fds, h->books->nr_cpus,
+				 h->books->max_slots, &c->prog);
+	n = 0; /* adopt owns (or closed) them */
+	if (err)
+		goto fail;
+	c->books = h->books;
+	return 0;
+fail:
+	while (n--)
+		close(fds[n]);
+	close(h->refs_fd);
+	h->refs_fd = -1;
+	munmap(h->books, h->books_len);
+	h->books = NULL;
+	return err;
+}
+
+bool pins_complete(const struct host *h)
+{
+	return !faccessat(h->dir_fd, BOOKS_PIN, F_OK, 0);
+}
+
+void pins_remove(struct host *h)
+{
+	/* The books first: from then on the domain is not complete. */
+	unlinkat(h->dir_fd, BOOKS_PIN, 0);
+	unlinkat(h->dir_fd, REFS_PIN, 0);
+	for (size_t i = 0; i < 2; i++)
+		unlinkat(h->dir_fd, link_names[i], 0);
+	for (size_t i = 0; i < 6; i++)
+		unlinkat(h->dir_fd, map_names[i], 0);
+}

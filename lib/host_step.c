@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "host_step.h"
+
+#include <signal.h>
+
+uint32_t shpmu__host_kill_at;
+
+void host_step(void)
+{
+	uint32_t left = __atomic_load_n(&shpmu__host_kill_at, __ATOMIC_RELAXED);
+
+	if (left &&
+	    __atomic_sub_fetch(&shpmu__host_kill_at, 1, __ATOMIC_RELAXED) == 0)
+		raise(SIGKILL);
+}

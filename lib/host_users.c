@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Who is alive among a domain's users. Each context that joins holds a
+ * POSIX read lock on its own directory users/<index>: the kernel drops
+ * it when the process dies or execs, whatever pid namespace it lives in
+ * and however its pid is reused, and a forked child does not inherit it.
+ * Another process sees the lock with F_GETLK; our own process cannot see
+ * its own locks, so its users are told by the process token instead.
+ */
+#include "host_private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "host_step.h"
+#include "log.h"
+#include "task.h"
+
+static void user_dir(uint32_t index, char *buf, size_t len)
+{
+	snprintf(buf, len, "users/%u", index);
+}
+
+static struct flock lock_of_user(short type)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_len = 1};
+
+	return fl;
+}
+
+/* The command and start time of this process, for operators. */
+static void describe_self(struct books_user *u)
+{
+	char stat[1024], *close_paren, *field;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = 0;
+
+	u->pid = getpid();
+	if (!f)
+		return;
+	n = fread(stat, 1, sizeof(stat) - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	field = strchr(stat, '(');
+	close_paren = strrchr(stat, ')');
+	if (!field || !close_paren || close_paren < field)
+		return;
+	snprintf(u->comm, sizeof(u->comm), "%.*s",
+		 (int)(close_paren - field - 1), field + 1);
+	/* Field 22, starttime, is the 20th after the command. */
+	field = close_paren + 1;
+	for (int i = 0; i < 20 && field; i++)
+		field = strchr(field + 1, ' ');
+	if (field)
+		u->start_time = strtoull(field + 1, NULL, 10);
+}
+
+int users_add(struct shpmu *pmu, struct host *h)
+{
+	struct books *b = h->books;
+	struct flock fl = lock_of_user(F_RDLCK);
+	char dir[32];
+	uint32_t i;
+	int fd, err;
+
+	for (i = 0; i < MAX_USERS && b->users[i].id; i++)
+		;
+	if (i == MAX_USERS) {
+		pr_err(pmu,
+		       "host domain %s: %d contexts have joined it, the "
+		       "most it holds",
+		       h->path, MAX_USERS);
+		return -EUSERS;
+	}
+	user_dir(i, dir, sizeof(dir));
+	if (mkdirat(h->dir_fd, dir, 0700) && errno != EEXIST)
+		goto fail;
+	fd = openat(h->dir_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	host_step();
+	if (fcntl(fd, F_SETLK, &fl)) {
+		close(fd);
+		goto fail;
+	}
+	memset(&b->users[i], 0, sizeof(b->users[i]));
+	describe_self(&b->users[i]);
+	b->users[i].token = task_process_token();
+	b->users[i].id = b->next_user_id++;
+	h->user = i;
+	h->user_id = b->users[i].id;
+	h->user_fd = fd;
+	return 0;
+fail:
+	err = -errno;
+	pr_err(pmu, "host domain %s: cannot make and lock %s: %s", h->path, dir,
+	       strerror(-err));
+	return err;
+}
+
+static void forget_lock_fd(struct host *h, uint32_t i)
+{
+	if (h->lock_fds[i] >= 0)
+		close(h->lock_fds[i]);
+	h->lock_fds[i] = -1;
+	h->lock_ids[i] = 0;
+}
+
+static void clear_user(struct host *h, uint32_t i)
+{
+	char dir[32];
+
+	memset(&h->books->users[i], 0, sizeof(h->books->users[i]));
+	forget_lock_fd(h, i);
+	user_dir(i, dir, sizeof(dir));
+	unlinkat(h->dir_fd, dir, AT_REMOVEDIR);
+}
+
+void users_remove(struct host *h)
+{
+	/* Closing it drops the lock. */
+	close(h->user_fd);
+	h->user_fd = -1;
+	clear_user(h, h->user);
+}
+
+/* Whether user i's process holds its lock. A directory that is gone has
+ * lost its holder too (an operator removed it); one we cannot open for
+ * another reason is given the benefit of the doubt. */
+static bool holds_lock(struct host *h, uint32_t i)
+{
+	struct flock fl = lock_of_user(F_WRLCK);
+	char dir[32];
+
+	if (h->lock_ids[i] != h->books->users[i].id) {
+		forget_lock_fd(h, i);
+		user_dir(i, dir, sizeof(dir));
+		h->lock_fds[i] = openat(h->dir_fd, dir,
+					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h->lock_fds[i] < 0)
+			return errno != ENOENT; /* ENOENT: gone */
+		h->lock_ids[i] = h->books->users[i].id;
+	}
+	if (fcntl(h->lock_fds[i], F_GETLK, &fl))
+		return true; /* cannot tell: keep it */
+	return fl.l_type != F_UNLCK;
+}
+
+bool users_alive(struct host *h, uint32_t i)
+{
+	return h->books->users[i].id &&
+	       (h->books->users[i].token == task_process_token() ||
+		holds_lock(h, i));
+}
+
+bool users_reap(struct shpmu *pmu, struct host *h)
+{
+	struct books *b = h->books;
+	uint64_t token = task_process_token();
+	bool any = false;
+
+	for (uint32_t i = 0; i < MAX_USERS; i++) {
+		if (!b->users[i].id || b->users[i].token == token ||
+		    holds_lock(h, i))
+			continue;
+		pr_info(pmu,
+			"host domain %s: user %llu (pid %d, %.16s) is gone: "
+			"reclaiming its refs",
+			h->path, (unsigned long long)b->users[i].id,
+			b->users[i].pid, b->users[i].comm);
+		clear_user(h, i);
+		any = true;
+	}
+	return any;
+}
+
+uint32_t users_count(const struct host *h)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < MAX_USERS; i++)
+		n += h->books->users[i].id != 0;
+	return n;
+}
+
+void users_close_cache(struct host *h)
+{
+	for (uint32_t i = 0; i < MAX_USERS; i++)
+		forget_lock_fd(h, i);
+}

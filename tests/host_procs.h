@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * For host-scope tests: a private BPF filesystem for the test, and
+ * processes of host_helper.c started with fork+exec that join a domain
+ * there and answer commands.
+ */
+#ifndef SHPMU_TEST_HOST_PROCS_H
+#define SHPMU_TEST_HOST_PROCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Moves the test into a mount namespace of its own and mounts a BPF
+ * filesystem there (its processes share it; nothing outside sees it).
+ * host_bpffs() is the directory the helpers use, under that mount. */
+void host_fs_setup(void);
+/* Asserts that nothing is left under host_bpffs(), then unmounts. */
+void host_fs_teardown(void);
+const char *host_bpffs(void);
+/* Every path under host_bpffs(), one per line ("" when empty). */
+const char *host_residue(void);
+
+struct helper {
+	pid_t pid;
+	FILE *to, *from;
+	int status; /* its wait status, once reaped by helper_start */
+	char reply[1 << 16];
+};
+
+/* Starts a helper with these extra arguments (NULL-terminated), and waits
+ * for its first line: "ready PID" (returns true) or "err ERRNO" (false,
+ * *err set, the helper reaped, its wait status in status); a helper that
+ * died before a word gives *err -1. */
+bool helper_start(struct helper *h, int *err, ...);
+/* Sends one command and returns the reply line; asserts one came. */
+const char *helper_ask(struct helper *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same, asserting the reply starts with "ok"; returns what follows. */
+const char *helper_ok(struct helper *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "quit", and asserts the helper exits 0. */
+void helper_quit(struct helper *h);
+/* SIGKILL, and reaps it. */
+void helper_kill(struct helper *h);
+/* Reaps a helper that is to die on its own; returns its wait status. */
+int helper_wait(struct helper *h);
+
+#endif
