@@ -53,9 +53,10 @@ static void describe_self(struct books_user *u)
 		return;
 	snprintf(u->comm, sizeof(u->comm), "%.*s",
 		 (int)(close_paren - field - 1), field + 1);
-	/* Field 22, starttime, is the 20th after the command. */
+	/* Field 22, starttime: ")" is followed by " " and field 3, so
+	 * field 22 follows the 20th space after ")". */
 	field = close_paren + 1;
-	for (int i = 0; i < 20 && field; i++)
+	for (int i = 0; i < 19 && field; i++)
 		field = strchr(field + 1, ' ');
 	if (field)
 		u->start_time = strtoull(field + 1, NULL, 10);

@@ -64,6 +64,9 @@ void pin_to_cpu(int cpu);
 /* For a forked child that would otherwise run until killed: it dies with
  * the test process, however that ends (a timeout, a crash). */
 void die_with_parent(void);
+/* Moves the test into a mount namespace of its own, every mount private:
+ * what it mounts there nobody else sees, and it all goes with the test. */
+void private_mount_namespace(void);
 
 /* Set when the suite runs under valgrind (meson test --setup valgrind):
  * valgrind's own work (translating code, its page faults) lands in the

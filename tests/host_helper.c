@@ -220,11 +220,31 @@ static void read_many(struct shpmu *ctx, char **args, int n)
 	free(line);
 }
 
+typedef int control_fn(struct shpmu *pmu, int h);
+
+/* The call a handle command ("enable C H" and the like) names, or NULL. */
+static control_fn *control_named(const char *word)
+{
+	static const struct {
+		const char *word;
+		control_fn *fn;
+	} controls[] = {{"enable", shpmu_enable},
+			{"disable", shpmu_disable},
+			{"reset", shpmu_reset},
+			{"close", shpmu_close}};
+
+	for (size_t i = 0; i < sizeof(controls) / sizeof(controls[0]); i++)
+		if (!strcmp(word, controls[i].word))
+			return controls[i].fn;
+	return NULL;
+}
+
 #define MAX_ARGS 8192
 
 static void command(char *line)
 {
 	static char *arg[MAX_ARGS];
+	control_fn *control;
 	struct shpmu_count cnt;
 	struct shpmu_stats st;
 	char *save;
@@ -241,18 +261,8 @@ static void command(char *line)
 				n > 4 && !strcmp(arg[4], "off"));
 
 		h < 0 ? say("err %d", -h) : say("ok %d", h);
-	} else if (!strcmp(arg[0], "enable") && n == 3) {
-		say("%s",
-		    shpmu_enable(ctx_of(arg[1]), atoi(arg[2])) ? "err" : "ok");
-	} else if (!strcmp(arg[0], "disable") && n == 3) {
-		say("%s",
-		    shpmu_disable(ctx_of(arg[1]), atoi(arg[2])) ? "err" : "ok");
-	} else if (!strcmp(arg[0], "reset") && n == 3) {
-		say("%s",
-		    shpmu_reset(ctx_of(arg[1]), atoi(arg[2])) ? "err" : "ok");
-	} else if (!strcmp(arg[0], "close") && n == 3) {
-		say("%s",
-		    shpmu_close(ctx_of(arg[1]), atoi(arg[2])) ? "err" : "ok");
+	} else if ((control = control_named(arg[0])) && n == 3) {
+		say("%s", control(ctx_of(arg[1]), atoi(arg[2])) ? "err" : "ok");
 	} else if (!strcmp(arg[0], "read") && n == 3) {
 		reply_count(shpmu_read(ctx_of(arg[1]), atoi(arg[2]), &cnt),
 			    &cnt);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -15,12 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
 static char mnt[PATH_MAX], dir[PATH_MAX + 16];
 
 void host_fs_setup(void)
 {
-	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
-	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	private_mount_namespace();
 	snprintf(mnt, sizeof(mnt), "/tmp/shpmu-bpffs-XXXXXX");
 	cr_assert(mkdtemp(mnt));
 	cr_assert_eq(mount("bpf", mnt, "bpf", 0, "mode=0755"), 0,

@@ -19,15 +19,6 @@
 
 static char tmpdir[64];
 
-static void private_mounts(void)
-{
-	if (under_valgrind)
-		cr_skip_test("valgrind 3.19 reports mount(2) with a NULL type, "
-			     "which remounting / private needs, as an error");
-	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
-	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-}
-
 static void mount_at_tmp(const char *fstype, const char *opts)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/shpmu-cg-XXXXXX");
@@ -104,7 +95,7 @@ Test(layouts, pure_v2_at_sys_fs_cgroup_is_discovered, .fini = teardown)
 {
 	struct shpmu *p;
 
-	private_mounts();
+	private_mount_namespace();
 	/* Covers the hybrid tmpfs and its mounts, as on a pure-v2 host. */
 	cr_assert_eq(mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL), 0,
 		     "%s", strerror(errno));
@@ -118,7 +109,7 @@ Test(layouts, cgroup2_anywhere_through_opts, .fini = teardown)
 {
 	struct shpmu *p;
 
-	private_mounts();
+	private_mount_namespace();
 	mount_at_tmp("cgroup2", NULL);
 	p = new_with_root(tmpdir);
 	expect_root(p, tmpdir);
@@ -143,7 +134,7 @@ Test(layouts, a_mount_point_with_a_space_is_unescaped, .fini = teardown)
 	char dir[80];
 	struct shpmu *p;
 
-	private_mounts();
+	private_mount_namespace();
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/shpmu-cg-XXXXXX");
 	cr_assert_neq(mkdtemp(tmpdir), NULL);
 	snprintf(dir, sizeof(dir), "%s/with space", tmpdir);

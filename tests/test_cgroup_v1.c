@@ -48,8 +48,7 @@ Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
 	uint64_t id;
 	int h;
 
-	cr_assert_eq(unshare(CLONE_NEWNS), 0);
-	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	private_mount_namespace();
 	cr_assert_eq(umount2("/sys/fs/cgroup/unified", MNT_DETACH), 0);
 	cr_assert_neq(mkdtemp(tmpdir), NULL);
 	cr_assert_eq(mount("none", tmpdir, "cgroup", 0, "perf_event"), 0,

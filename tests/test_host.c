@@ -655,12 +655,19 @@ static void check_cached_read(struct shpmu *p, const char *what)
 	cg_go(&kid);
 	/* It parks: the switch away from it settles its CPU. */
 	spent = cg_finish(&kid);
-	cr_assert_eq(pthread_create(&t, NULL, read_without_syscalls, &r), 0);
-	pthread_join(t, NULL);
+	if (under_valgrind) {
+		/* Valgrind's scheduler itself reads a pipe between any two
+		 * system calls: under the filter it stops. */
+		r.cached_err = shpmu_read_cached(p, r.h, &r.cached);
+	} else {
+		cr_assert_eq(
+			pthread_create(&t, NULL, read_without_syscalls, &r), 0);
+		pthread_join(t, NULL);
+		cr_expect_eq(r.exact_err, -EXDEV,
+			     "%s: an exact read needs syscalls", what);
+	}
 	cr_expect_eq(r.cached_err, 0, "%s: a cached read: %s", what,
 		     strerror(-r.cached_err));
-	cr_expect_eq(r.exact_err, -EXDEV, "%s: an exact read needs syscalls",
-		     what);
 	exact = cg_read(p, r.h);
 	cr_expect_leq(r.cached.value, exact.value,
 		      "%s: the cached read is not ahead of the exact one",
@@ -718,6 +725,46 @@ static int host_tool(char *out, size_t len, const char *args)
 	return WEXITSTATUS(status);
 }
 
+/* /proc/PID/comm (under valgrind, not the program's name). */
+static const char *proc_comm(pid_t pid)
+{
+	static char comm[32];
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	cr_assert(f, "%s", path);
+	cr_assert(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return comm;
+}
+
+/* Field 22 of /proc/PID/stat: when the process started, in ticks. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], stat[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	cr_assert(f, "%s", path);
+	n = fread(stat, 1, sizeof(stat) - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	p = strrchr(stat, ')');
+	cr_assert(p);
+	cr_assert_eq(sscanf(p + 2,
+			    "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			    "%*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			    &start),
+		     1);
+	return start;
+}
+
 /* What a user opens in the abandoned-domain test: one cgroup and every
  * CPU, two attrs. */
 static void open_two(struct helper *h, const char *rel)
@@ -747,7 +794,8 @@ Test(host, a_domain_whose_last_user_was_killed_is_reclaimed_or_removed)
 	cr_expect(strstr(out, want), "want %s in:\n%s", want, out);
 	cr_expect(strstr(out, ": task-clock, 1 refs\n"), "%s", out);
 	cr_expect(strstr(out, ": cpu-clock, 1 refs\n"), "%s", out);
-	snprintf(want, sizeof(want), "pid %d (host_helper)", a.pid);
+	snprintf(want, sizeof(want), "pid %d (%s), started at tick %llu, ",
+		 a.pid, proc_comm(a.pid), proc_start_time(a.pid));
 	cr_expect(strstr(out, want), "want %s in:\n%s", want, out);
 	cr_expect(strstr(out, "2 refs, alive\n"), "%s", out);
 	cr_expect_eq(host_tool(out, sizeof(out), "list"), 0, "%s", out);
