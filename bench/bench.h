@@ -32,6 +32,8 @@ struct perf_event_attr bench_attr(uint64_t config, bool disabled);
 int raw_open(uint64_t config, int pid, int cpu, int group_fd);
 int online_cpus(void);
 void die(const char *what, int err);
+/* The program name built beside this one (a static buffer). */
+const char *beside(const char *name);
 
 /* The figures, one function each; each fills one or two struct figure. */
 void bench_open_dup(struct figure *f, struct figure *vs_read);
@@ -44,5 +46,19 @@ void bench_papi_read(struct figure *f);
 void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 			 struct figure *f1000, struct figure *b200,
 			 struct figure *b1000, struct figure *bfds);
+/* The ping-pong's cgroups (base/ping, base/pong, base/c0000 ...
+ * base/c0999), made under pmu's cgroup root; the ns per round trip; a
+ * task-clock-like handle on base/name. */
+#define SWITCH_EXTRA 1000
+bool switch_cgroups_make(struct shpmu *pmu);
+void switch_cgroups_remove(void);
+double ping_pong(void);
+int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config);
+/* Host scope: events with 16 processes, reads, the ping-pong. */
+void bench_host(struct figure *host_events, struct figure *local_events,
+		struct figure *read_many, struct figure *cached,
+		struct figure *switches);
+/* exe: the shpmu-exporter to measure, or NULL. */
+void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);
 
 #endif

@@ -20,7 +20,7 @@
 #include "bench.h"
 
 #define ROUND_TRIPS 20000
-#define EXTRA_MAX   1000
+#define EXTRA_MAX   SWITCH_EXTRA
 
 static char base[512];
 
@@ -45,7 +45,7 @@ static void pin_cpu0(void)
 }
 
 /* One ping-pong: the ns per round trip, as the pinger measured it. */
-static double ping_pong(void)
+double ping_pong(void)
 {
 	int ab[2], ba[2], res[2];
 	pid_t ping, pong;
@@ -98,7 +98,7 @@ static double ping_pong(void)
 	return per_rt;
 }
 
-static int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
+int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
 {
 	struct perf_event_attr a = bench_attr(config, false);
 	char path[600];
@@ -110,7 +110,7 @@ static int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
 	return shpmu_open(pmu, &a, &t);
 }
 
-static void cleanup(void)
+void switch_cgroups_remove(void)
 {
 	char path[600];
 
@@ -125,7 +125,7 @@ static void cleanup(void)
 	rmdir(base);
 }
 
-static bool make_cgroups(struct shpmu *pmu)
+bool switch_cgroups_make(struct shpmu *pmu)
 {
 	char root[256], path[600];
 
@@ -164,8 +164,10 @@ static void run_backend(enum shpmu_cgroup_backend which, struct figure **figs,
 	int hs[EXTRA_MAX + 2];
 
 	for (int rep = 0; rep < REPS; rep++) {
-		struct shpmu *pmu = backend(which);
+		/* Before the context: a BPF context attaches its program at
+		 * shpmu_new, and it runs at every switch from then on. */
 		double bare = ping_pong();
+		struct shpmu *pmu = backend(which);
 		int n = 0, k = 0;
 
 		hs[n++] = open_cgroup(pmu, "ping", PERF_COUNT_SW_TASK_CLOCK);
@@ -243,14 +245,14 @@ void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 	struct shpmu *probe = shpmu_new(NULL);
 	struct shpmu *try_bpf;
 
-	if (!probe || !make_cgroups(probe)) {
+	if (!probe || !switch_cgroups_make(probe)) {
 		for (int k = 0; k < 3; k++)
 			figure_skip(classic[k], "needs a cgroup hierarchy and "
 						"root");
 		figure_skip(b200, "needs a cgroup hierarchy and root");
 		figure_skip(b1000, "needs a cgroup hierarchy and root");
 		figure_skip(bfds, "needs a cgroup hierarchy and root");
-		cleanup();
+		switch_cgroups_remove();
 		shpmu_free(probe);
 		return;
 	}
@@ -269,5 +271,5 @@ void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 		run_backend(SHPMU_CGROUP_BACKEND_BPF, bpf, 2, extra + 1);
 		bpf_fds(bfds);
 	}
-	cleanup();
+	switch_cgroups_remove();
 }

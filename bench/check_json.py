@@ -11,7 +11,10 @@ KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_man
         "papi_read_ratio", "cgroup_switch_overhead_0",
         "cgroup_switch_overhead_200", "cgroup_switch_overhead_1000",
         "bpf_cgroup_switch_overhead_200", "bpf_cgroup_switch_overhead_1000",
-        "bpf_fds_1000_cgroups"}
+        "bpf_fds_1000_cgroups", "exporter_scrape_ms_1000_cgroups",
+        "exporter_fds_1000_cgroups", "host_events_16_procs",
+        "local_events_16_procs", "host_read_many_ratio",
+        "host_cached_read_ratio", "host_switch_overhead_16_procs"}
 
 out = subprocess.run([sys.argv[1], "--json"], capture_output=True, text=True)
 sys.stdout.write(out.stderr)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,4 +73,18 @@ void die(const char *what, int err)
 {
 	fprintf(stderr, "shpmu-bench: %s: %s\n", what, strerror(err));
 	exit(1);
+}
+
+const char *beside(const char *name)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char *slash;
+
+	if (n <= 0 || strlen(name) > 60)
+		return name;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	strcpy(slash ? slash + 1 : path, name);
+	return path;
 }

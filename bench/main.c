@@ -6,9 +6,12 @@
  *   shpmu-bench          the table
  *   shpmu-bench --json   the table on stderr, one JSON object on stdout
  */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -79,8 +82,45 @@ static struct row rows[] = {
 		 .what = "fds: 1000 cgroups x 8 events, BPF backend"},
 	 .goal = EQUALS,
 	 .target = 0},
+	{.fig = {.key = "host_events_16_procs",
+		 .what = "perf events host-wide: 16 processes x 8 attrs x "
+			 "CPUs, host scope"},
+	 .goal = EQUALS,
+	 .target = 0},
+	{.fig = {.key = "local_events_16_procs",
+		 .what = "the same, process scope"},
+	 .goal = NONE,
+	 .target = 0},
+	{.fig = {.key = "host_read_many_ratio",
+		 .what = "read_many of 1000 cgroups: host / process-scope BPF"},
+	 .goal = AT_MOST,
+	 .target = 1.5},
+	{.fig = {.key = "host_cached_read_ratio",
+		 .what = "shpmu_read_cached / raw read(2)"},
+	 .goal = AT_MOST,
+	 .target = 0.3},
+	{.fig = {.key = "host_switch_overhead_16_procs",
+		 .what = "ping-pong, 16 host-scope processes x 1002 cgroups / "
+			 "none"},
+	 .goal = AT_MOST,
+	 .target = 1.05},
+	{.fig = {.key = "exporter_scrape_ms_1000_cgroups",
+		 .what = "ms for one shpmu-exporter scrape"},
+	 .goal = AT_MOST,
+	 .target = 100},
+	{.fig = {.key = "exporter_fds_1000_cgroups",
+		 .what = "fds of shpmu-exporter for 1000 cgroups x 8 events"},
+	 .goal = EQUALS,
+	 .target = 0},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+#ifndef HAVE_HOST_SCOPE
+static const char *const host_keys[] = {
+	"host_events_16_procs",		 "local_events_16_procs",
+	"host_read_many_ratio",		 "host_cached_read_ratio",
+	"host_switch_overhead_16_procs", NULL};
+#endif
 
 static struct row *row_of(const char *key)
 {
@@ -164,6 +204,8 @@ int main(int argc, char **argv)
 	/* One event per CPU for each of the 8 attrs. */
 	row_of("fds_shared")->target = 8.0 * online_cpus();
 	row_of("bpf_fds_1000_cgroups")->target = 8.0 * online_cpus();
+	row_of("exporter_fds_1000_cgroups")->target = 8.0 * online_cpus();
+	row_of("host_events_16_procs")->target = 8.0 * online_cpus();
 
 	bench_open_dup(fig("open_dup_speedup"), fig("open_dup_vs_read"));
 	bench_read_overhead(fig("read_overhead_ratio"));
@@ -178,6 +220,17 @@ int main(int argc, char **argv)
 			    fig("bpf_cgroup_switch_overhead_200"),
 			    fig("bpf_cgroup_switch_overhead_1000"),
 			    fig("bpf_fds_1000_cgroups"));
+#ifdef HAVE_HOST_SCOPE
+	bench_host(fig("host_events_16_procs"), fig("local_events_16_procs"),
+		   fig("host_read_many_ratio"), fig("host_cached_read_ratio"),
+		   fig("host_switch_overhead_16_procs"));
+#else
+	for (const char *const *k = host_keys; *k; k++)
+		figure_skip(fig(*k), "built without the BPF backend");
+#endif
+	bench_exporter(beside("shpmu-exporter"),
+		       fig("exporter_scrape_ms_1000_cgroups"),
+		       fig("exporter_fds_1000_cgroups"));
 
 	print_table(json ? stderr : stdout);
 	if (json)

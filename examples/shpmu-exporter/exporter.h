@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * shpmu-exporter: per-CPU and per-cgroup counters of libshpmu served to
+ * Prometheus over HTTP (libmicrohttpd).
+ */
+#ifndef SHPMU_EXPORTER_H
+#define SHPMU_EXPORTER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <shpmu/shpmu.h>
+
+#define MAX_EVENTS   32
+#define MAX_PATTERNS 32
+
+struct options {
+	const char *listen;		/* host:port */
+	const char *events[MAX_EVENTS]; /* NULL-terminated; default set */
+	bool default_events;
+	bool per_cpu;
+	bool per_cgroup;
+	const char *cgroup_root; /* under the cgroup mount: "/" */
+	int cgroup_depth;	 /* levels below cgroup_root, 0: it alone */
+	const char *patterns[MAX_PATTERNS]; /* fnmatch on the label path */
+	size_t npatterns;
+	size_t max_cgroups;
+	enum shpmu_scope scope;
+	const char *domain, *bpffs_dir;
+	bool verbose;
+};
+
+/* Parses argv; returns 0, 1 (--help printed) or -1 (error printed). */
+int options_parse(struct options *o, int argc, char **argv);
+
+struct event {
+	char name[64];
+	bool clock; /* ns: exported in seconds */
+};
+
+/* A counted cgroup: its handles, one per event. */
+struct cgroup {
+	uint64_t id;
+	char *label; /* its path under the cgroup mount, "/" first */
+	int *handles;
+	bool seen; /* found by the latest walk */
+};
+
+struct exporter {
+	const struct options *opts;
+	struct shpmu *pmu;
+	pthread_mutex_t lock; /* one scrape at a time */
+	struct event events[MAX_EVENTS];
+	size_t nevents;
+	int ncpus, *cpus;
+	int *cpu_handles; /* [cpu index][event] */
+	struct cgroup *cgroups;
+	size_t ncgroups, cgroups_cap;
+	char mount[4096];	/* the cgroup mount */
+	uint64_t left_out;	/* cgroups past max_cgroups, latest walk */
+	uint64_t target_errors; /* targets left out of a scrape */
+	double last_scrape_s;
+	bool probing; /* trying events: the library's errors are expected */
+};
+
+/* Opens the context and the per-CPU handles: 0 or -errno (logged). */
+int exporter_init(struct exporter *x, const struct options *o);
+void exporter_fini(struct exporter *x);
+
+/* Brings the counted cgroups in step with the hierarchy: new ones opened,
+ * removed ones closed. */
+void cgroups_refresh(struct exporter *x);
+void cgroups_close_all(struct exporter *x);
+
+enum format { TEXT_0_0_4, OPENMETRICS_1_0 };
+
+/* One scrape: refresh, one shpmu_read_many, the page in *out (malloc'd,
+ * *len bytes). 0 or -errno. */
+int scrape(struct exporter *x, enum format f, char **out, size_t *len);
+
+/* Writes s as a label value: backslash, double quote and newline
+ * escaped as the text formats say. */
+void put_label_value(FILE *f, const char *s);
+
+/* Serves x on o->listen until SIGINT or SIGTERM: 0, or -1 (logged). */
+int serve(struct exporter *x);
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

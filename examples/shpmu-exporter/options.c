@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* shpmu-exporter's flags, spelled as node_exporter spells its own. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporter.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: shpmu-exporter [options]\n"
+		"  --web.listen-address=HOST:PORT  where to serve /metrics "
+		"(127.0.0.1:9817)\n"
+		"  -e, --events=LIST       events by name (default: "
+		"task-clock,\n"
+		"                          context-switches,cpu-migrations,"
+		"page-faults,\n"
+		"                          and "
+		"cycles,instructions,cache-misses "
+		"where present)\n"
+		"  --no-cpu                no per-CPU series\n"
+		"  --no-cgroups            no per-cgroup series\n"
+		"  --cgroup.root=PATH      count cgroups below PATH of the "
+		"cgroup mount (/)\n"
+		"  --cgroup.depth=N        that many levels below it (3)\n"
+		"  --cgroup.match=GLOB     only cgroups whose path matches; "
+		"repeatable\n"
+		"  --max-cgroups=N         count at most N cgroups (1000)\n"
+		"  --scope=process|host    share events with other processes "
+		"(process)\n"
+		"  --domain=NAME, --bpffs=DIR  the host scope's domain and "
+		"BPF filesystem\n"
+		"  -v, --verbose           log library decisions too\n");
+}
+
+static int add_events(struct options *o, char *list)
+{
+	size_t n = 0;
+
+	for (char *save, *e = strtok_r(list, ",", &save); e;
+	     e = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_EVENTS - 1) {
+			say("at most %d events", MAX_EVENTS - 1);
+			return -1;
+		}
+		o->events[n++] = e;
+	}
+	o->events[n] = NULL;
+	o->default_events = false;
+	return n ? 0 : -1;
+}
+
+static int number(const char *s, long min, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	if (errno || *end || end == s || *out < min) {
+		say("bad number: %s", s);
+		return -1;
+	}
+	return 0;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	enum {
+		LISTEN = 256,
+		NO_CPU,
+		NO_CGROUPS,
+		ROOT,
+		DEPTH,
+		MATCH,
+		MAX,
+		SCOPE,
+		DOMAIN,
+		BPFFS
+	};
+	static const struct option longs[] = {
+		{"web.listen-address", required_argument, NULL, LISTEN},
+		{"events", required_argument, NULL, 'e'},
+		{"no-cpu", no_argument, NULL, NO_CPU},
+		{"no-cgroups", no_argument, NULL, NO_CGROUPS},
+		{"cgroup.root", required_argument, NULL, ROOT},
+		{"cgroup.depth", required_argument, NULL, DEPTH},
+		{"cgroup.match", required_argument, NULL, MATCH},
+		{"max-cgroups", required_argument, NULL, MAX},
+		{"scope", required_argument, NULL, SCOPE},
+		{"domain", required_argument, NULL, DOMAIN},
+		{"bpffs", required_argument, NULL, BPFFS},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	long n;
+	int opt;
+
+	*o = (struct options){.listen = "127.0.0.1:9817",
+			      .default_events = true,
+			      .per_cpu = true,
+			      .per_cgroup = true,
+			      .cgroup_root = "/",
+			      .cgroup_depth = 3,
+			      .max_cgroups = 1000};
+	while ((opt = getopt_long(argc, argv, "e:vh", longs, NULL)) != -1) {
+		switch (opt) {
+		case LISTEN:
+			o->listen = optarg;
+			break;
+		case 'e':
+			if (add_events(o, optarg))
+				return -1;
+			break;
+		case NO_CPU:
+			o->per_cpu = false;
+			break;
+		case NO_CGROUPS:
+			o->per_cgroup = false;
+			break;
+		case ROOT:
+			o->cgroup_root = optarg;
+			break;
+		case DEPTH:
+			if (number(optarg, 0, &n))
+				return -1;
+			o->cgroup_depth = n > 64 ? 64 : (int)n;
+			break;
+		case MATCH:
+			if (o->npatterns == MAX_PATTERNS) {
+				say("at most %d --cgroup.match", MAX_PATTERNS);
+				return -1;
+			}
+			o->patterns[o->npatterns++] = optarg;
+			break;
+		case MAX:
+			if (number(optarg, 0, &n))
+				return -1;
+			o->max_cgroups = (size_t)n;
+			break;
+		case SCOPE:
+			if (!strcmp(optarg, "host")) {
+				o->scope = SHPMU_SCOPE_HOST;
+			} else if (strcmp(optarg, "process")) {
+				say("--scope is process or host");
+				return -1;
+			}
+			break;
+		case DOMAIN:
+			o->domain = optarg;
+			break;
+		case BPFFS:
+			o->bpffs_dir = optarg;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}

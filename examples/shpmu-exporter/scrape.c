@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One scrape: the cgroups brought up to date, every handle read with one
+ * shpmu_read_many, and the page written in the Prometheus text format
+ * 0.0.4 or in OpenMetrics 1.0. A target whose read fails is left out of
+ * this scrape (and counted in shpmu_target_errors_total); the scrape
+ * itself goes on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exporter.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void put_label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* What one family of samples shows of a reading. */
+enum shows { VALUE, CLOCK, ENABLED, RUNNING };
+
+struct family {
+	const char *name; /* OpenMetrics family name (no _total) */
+	enum shows shows;
+	const char *help;
+};
+
+static const struct family per_target[] = {
+	{"events", VALUE,
+	 "Events counted, scaled for multiplexing (value x enabled / "
+	 "running)."},
+	{"clock_seconds", CLOCK,
+	 "Clock events (task-clock, cpu-clock) in seconds, scaled for "
+	 "multiplexing."},
+	{"time_enabled_seconds", ENABLED,
+	 "Time the event was enabled, summed over the CPUs it spans."},
+	{"time_running_seconds", RUNNING,
+	 "Time of that it was counting on the PMU: below enabled when "
+	 "multiplexed."},
+};
+
+static bool unit_seconds(const struct family *fam)
+{
+	return fam->shows != VALUE;
+}
+
+static void header(FILE *f, enum format fmt, const char *kind,
+		   const struct family *fam)
+{
+	if (fmt == OPENMETRICS_1_0) {
+		fprintf(f, "# TYPE shpmu_%s_%s counter\n", kind, fam->name);
+		if (unit_seconds(fam))
+			fprintf(f, "# UNIT shpmu_%s_%s seconds\n", kind,
+				fam->name);
+		fprintf(f, "# HELP shpmu_%s_%s Per %s: %s\n", kind, fam->name,
+			kind, fam->help);
+	} else {
+		fprintf(f, "# HELP shpmu_%s_%s_total Per %s: %s\n", kind,
+			fam->name, kind, fam->help);
+		fprintf(f, "# TYPE shpmu_%s_%s_total counter\n", kind,
+			fam->name);
+	}
+}
+
+static void put_seconds(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000),
+		(unsigned long long)(ns % 1000000000));
+}
+
+/* Whether fam has a sample for event e: counts and clocks apart. */
+static bool family_has(const struct family *fam, const struct event *e)
+{
+	if (fam->shows == VALUE)
+		return !e->clock;
+	if (fam->shows == CLOCK)
+		return e->clock;
+	return true;
+}
+
+static void put_value(FILE *f, const struct family *fam,
+		      const struct shpmu_count *c)
+{
+	switch (fam->shows) {
+	case VALUE:
+		fprintf(f, "%llu\n", (unsigned long long)shpmu_scale(c));
+		break;
+	case CLOCK:
+		put_seconds(f, shpmu_scale(c));
+		break;
+	case ENABLED:
+		put_seconds(f, c->time_enabled);
+		break;
+	case RUNNING:
+		put_seconds(f, c->time_running);
+		break;
+	}
+}
+
+struct reading {
+	int *hs;
+	struct shpmu_count *counts;
+	bool *ok;
+	size_t n;
+};
+
+/* Every handle: CPUs first, then cgroups, events innermost. */
+static int read_all(struct exporter *x, struct reading *r)
+{
+	size_t ncpu = x->opts->per_cpu ? (size_t)x->ncpus * x->nevents : 0;
+	size_t i = 0;
+
+	r->n = ncpu + x->ncgroups * x->nevents;
+	r->hs = malloc(sizeof(int) * (r->n + 1));
+	r->counts = calloc(r->n + 1, sizeof(*r->counts));
+	r->ok = calloc(r->n + 1, sizeof(bool));
+	if (!r->hs || !r->counts || !r->ok)
+		return -ENOMEM;
+	for (; i < ncpu; i++)
+		r->hs[i] = x->cpu_handles[i];
+	for (size_t g = 0; g < x->ncgroups; g++)
+		for (size_t e = 0; e < x->nevents; e++)
+			r->hs[i++] = x->cgroups[g].handles[e];
+	if (!r->n || !shpmu_read_many(x->pmu, r->hs, r->n, r->counts)) {
+		memset(r->ok, 1, r->n);
+		return 0;
+	}
+	/* One bad target must not cost the others their scrape. */
+	for (i = 0; i < r->n; i++) {
+		int err = shpmu_read(x->pmu, r->hs[i], &r->counts[i]);
+
+		r->ok[i] = !err;
+		if (err) {
+			x->target_errors++;
+			say("a read failed: %s; left out of this scrape",
+			    strerror(-err));
+		}
+	}
+	return 0;
+}
+
+static void put_per_target(FILE *f, struct exporter *x, enum format fmt,
+			   const struct reading *r)
+{
+	size_t ncpu = x->opts->per_cpu ? (size_t)x->ncpus * x->nevents : 0;
+
+	for (int kind = 0; kind < 2; kind++) {
+		const char *name = kind ? "cgroup" : "cpu";
+		size_t first = kind ? ncpu : 0, end = kind ? r->n : ncpu;
+
+		if (first == end)
+			continue;
+		for (size_t fi = 0;
+		     fi < sizeof(per_target) / sizeof(per_target[0]); fi++) {
+			const struct family *fam = &per_target[fi];
+			bool any = false;
+
+			for (size_t e = 0; e < x->nevents; e++)
+				any |= family_has(fam, &x->events[e]);
+			if (!any)
+				continue;
+			header(f, fmt, name, fam);
+			for (size_t i = first; i < end; i++) {
+				size_t t = (i - first) / x->nevents;
+				const struct event *e =
+					&x->events[(i - first) % x->nevents];
+
+				if (!r->ok[i] || !family_has(fam, e))
+					continue;
+				fprintf(f, "shpmu_%s_%s_total{%s=\"", name,
+					fam->name, name);
+				if (kind)
+					put_label_value(f, x->cgroups[t].label);
+				else
+					fprintf(f, "%d", x->cpus[t]);
+				fprintf(f, "\",event=\"");
+				put_label_value(f, e->name);
+				fprintf(f, "\"} ");
+				put_value(f, fam, &r->counts[i]);
+			}
+		}
+	}
+}
+
+static void gauge(FILE *f, const char *name, const char *help, double v)
+{
+	fprintf(f, "# HELP shpmu_%s %s\n# TYPE shpmu_%s gauge\nshpmu_%s %.9g\n",
+		name, help, name, name, v);
+}
+
+static void put_own(FILE *f, struct exporter *x, enum format fmt,
+		    double started)
+{
+	struct shpmu_stats st;
+
+	shpmu_get_stats(x->pmu, &st);
+	gauge(f, "handles", "Open libshpmu handles of this exporter.",
+	      (double)st.handles);
+	gauge(f, "kernel_events",
+	      "Kernel events behind them (this process's share).",
+	      (double)st.kernel_events);
+	gauge(f, "kernel_fds", "perf_event fds this process holds.",
+	      (double)st.kernel_fds);
+	gauge(f, "cgroups", "Cgroups counted.", (double)x->ncgroups);
+	gauge(f, "cgroups_left_out",
+	      "Cgroups found but not counted: past --max-cgroups.",
+	      (double)x->left_out);
+	if (fmt == OPENMETRICS_1_0)
+		fprintf(f, "# TYPE shpmu_target_errors counter\n# HELP "
+			   "shpmu_target_errors Targets left out of a scrape "
+			   "because they failed.\n");
+	else
+		fprintf(f, "# HELP shpmu_target_errors_total Targets left "
+			   "out of a scrape because they failed.\n# TYPE "
+			   "shpmu_target_errors_total counter\n");
+	fprintf(f, "shpmu_target_errors_total %llu\n",
+		(unsigned long long)x->target_errors);
+	x->last_scrape_s = now_s() - started;
+	gauge(f, "scrape_duration_seconds",
+	      "How long this scrape took: cgroups found, read, written.",
+	      x->last_scrape_s);
+	if (fmt == OPENMETRICS_1_0)
+		fputs("# EOF\n", f);
+}
+
+int scrape(struct exporter *x, enum format fmt, char **out, size_t *len)
+{
+	struct reading r = {0};
+	double started;
+	FILE *f;
+	int err;
+
+	pthread_mutex_lock(&x->lock);
+	started = now_s();
+	cgroups_refresh(x);
+	err = read_all(x, &r);
+	if (!err) {
+		f = open_memstream(out, len);
+		if (!f) {
+			err = -errno;
+		} else {
+			put_per_target(f, x, fmt, &r);
+			put_own(f, x, fmt, started);
+			if (fclose(f)) {
+				err = -ENOMEM;
+				free(*out);
+				*out = NULL;
+			}
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	free(r.hs);
+	free(r.counts);
+	free(r.ok);
+	return err;
+}

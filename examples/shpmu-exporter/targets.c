@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What the exporter counts: its events on every online CPU, and on the
+ * cgroups below a root, found again at each scrape so that cgroups made
+ * or removed while it runs are picked up and dropped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exporter.h"
+
+static const char *const default_events[] = {
+	"task-clock", "context-switches", "cpu-migrations", "page-faults",
+	"cycles",     "instructions",	  "cache-misses",   NULL};
+
+static void log_to_stderr(int level, const char *msg, void *arg)
+{
+	const struct exporter *x = arg;
+
+	if ((level <= SHPMU_LOG_WARN && !x->probing) || x->opts->verbose)
+		say("%s", msg);
+}
+
+/* The online CPUs, from sysfs ("0-3,5"). */
+static int online_cpus(struct exporter *x)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, n = 0, cap = 0;
+	char sep;
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		sep = (char)fgetc(f);
+		if (sep == '-' && fscanf(f, "%d", &b) == 1)
+			sep = (char)fgetc(f);
+		for (int c = a; c <= b; c++) {
+			if (n == cap) {
+				int *more = realloc(
+					x->cpus,
+					sizeof(int) *
+						(size_t)(cap = cap * 2 + 8));
+
+				if (!more) {
+					fclose(f);
+					return -ENOMEM;
+				}
+				x->cpus = more;
+			}
+			x->cpus[n++] = c;
+		}
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	x->ncpus = n;
+	return n ? 0 : -ENOENT;
+}
+
+static bool is_clock(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_TASK_CLOCK ||
+		a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* Keeps the events that open here; the default set leaves out what the
+ * machine lacks (hardware events without a PMU) with one line each. */
+static int pick_events(struct exporter *x)
+{
+	const char *const *names =
+		x->opts->default_events ? default_events : x->opts->events;
+	struct shpmu_target cpu = {.kind = SHPMU_TARGET_CPU, .cpu = x->cpus[0]};
+
+	for (size_t i = 0; names[i]; i++) {
+		struct perf_event_attr attr;
+		int h, err;
+
+		/* One line per event left out, not the library's too. */
+		x->probing = true;
+		err = shpmu_event_attr(x->pmu, names[i], &attr);
+		if (!err) {
+			h = shpmu_open(x->pmu, &attr, &cpu);
+			err = h < 0 ? h : shpmu_close(x->pmu, h);
+		}
+		x->probing = false;
+		if (err) {
+			say("leaving out %s: %s", names[i], strerror(-err));
+			continue;
+		}
+		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
+			 "%s", names[i]);
+		x->events[x->nevents++].clock = is_clock(&attr);
+	}
+	if (!x->nevents) {
+		say("none of the events can be counted here");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int open_cpus(struct exporter *x)
+{
+	x->cpu_handles = malloc(sizeof(int) * (size_t)x->ncpus * x->nevents);
+	if (!x->cpu_handles)
+		return -ENOMEM;
+	for (int c = 0; c < x->ncpus; c++) {
+		struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+					 .cpu = x->cpus[c]};
+
+		for (size_t e = 0; e < x->nevents; e++) {
+			int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
+
+			if (h < 0) {
+				say("cpu %d %s: %s", x->cpus[c],
+				    x->events[e].name, strerror(-h));
+				return h;
+			}
+			x->cpu_handles[(size_t)c * x->nevents + e] = h;
+		}
+	}
+	return 0;
+}
+
+int exporter_init(struct exporter *x, const struct options *o)
+{
+	SHPMU_OPTS(opts, .log = log_to_stderr, .log_arg = x, .scope = o->scope,
+		   .domain = o->domain, .bpffs_dir = o->bpffs_dir);
+	int err;
+
+	*x = (struct exporter){.opts = o};
+	pthread_mutex_init(&x->lock, NULL);
+	x->pmu = shpmu_new(&opts);
+	if (!x->pmu) {
+		err = -errno;
+		say("shpmu_new: %s", strerror(errno));
+		return err;
+	}
+	if (o->per_cgroup &&
+	    shpmu_cgroup_root(x->pmu, x->mount, sizeof(x->mount))) {
+		say("no cgroup hierarchy here: per-CPU series only");
+		x->mount[0] = '\0';
+	}
+	if (x->mount[0]) {
+		char dir[8192];
+		uint64_t id;
+
+		snprintf(dir, sizeof(dir), "%s/%s", x->mount, o->cgroup_root);
+		err = shpmu_cgroup_id(x->pmu, dir, &id);
+		if (err) {
+			say("--cgroup.root %s: %s", o->cgroup_root,
+			    strerror(-err));
+			return err;
+		}
+	}
+	err = online_cpus(x);
+	if (!err)
+		err = pick_events(x);
+	if (!err && o->per_cpu)
+		err = open_cpus(x);
+	return err;
+}
+
+void exporter_fini(struct exporter *x)
+{
+	cgroups_close_all(x);
+	free(x->cgroups);
+	free(x->cpu_handles);
+	free(x->cpus);
+	shpmu_free(x->pmu); /* closes the per-CPU handles */
+	pthread_mutex_destroy(&x->lock);
+}

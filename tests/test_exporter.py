@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""shpmu-exporter scraped by promtool and by a real Prometheus.
+
+usage: test_exporter.py SHPMU_EXPORTER CG_BURN
+
+In a mount namespace of its own (a BPF filesystem for host scope, nothing
+left behind): cgroups made by the test (one named with a double quote, a
+backslash, a space and UTF-8), known work run in them, and what Prometheus
+stored read back through its HTTP API.
+"""
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+EXPORTER, BURN = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+for tool in ("prometheus", "promtool"):
+    if not shutil.which(tool):
+        skip(f"no {tool} (Debian: prometheus)")
+if os.geteuid() != 0:
+    skip("needs root: cgroups, CPU-wide events, a BPF filesystem")
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    found = [m[4] for m in mounts if m[m.index("-") + 1] == "cgroup2"]
+    for want in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if want in found:
+            return want
+    return found[0] if found else None
+
+
+def private_mounts():
+    """A mount namespace of our own: the BPF filesystem goes with us."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x00020000):  # CLONE_NEWNS
+        skip("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
+    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+    bpffs = tempfile.mkdtemp(prefix="shpmu-exporter-bpffs-")
+    subprocess.run(["mount", "-t", "bpf", "bpf", bpffs], check=True)
+    return bpffs
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, accept=None, timeout=10):
+    req = urllib.request.Request(url)
+    if accept:
+        req.add_header("Accept", accept)
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.headers.get("Content-Type"), r.read().decode()
+
+
+class Exporter:
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([EXPORTER, "--web.listen-address=127.0.0.1:0", *args],
+                                     stderr=subprocess.PIPE, text=True)
+        self.port = None
+        for line in self.proc.stderr:
+            sys.stderr.write(line)
+            if "listening on" in line:
+                self.port = int(line.split("(port ")[1].split(")")[0])
+                break
+        if not self.port:
+            sys.exit("the exporter did not start")
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+
+    def scrape(self, accept=None):
+        return get(self.url, accept)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rest = self.proc.stderr.read()
+        sys.stderr.write(rest)
+        return self.proc.wait(timeout=20)
+
+    def fds(self):
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+
+def series(text, name, **labels):
+    """The values of the samples of name whose labels include these
+    (label values compared as written, escapes and all)."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith((name + "{", name + " ")):
+            continue
+        body, value = line.rsplit(" ", 1)
+        if all(f'{k}="{v}"' in body for k, v in labels.items()):
+            out.append(float(value))
+    return out
+
+
+def escape(s):
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def burn(cgroup_dir, ms):
+    """CPU work inside the cgroup: its own task-clock there, in s."""
+    out = subprocess.run([BURN, cgroup_dir, str(ms)], check=True,
+                         capture_output=True, text=True).stdout
+    return int(out) / 1e9
+
+
+class Prometheus:
+    def __init__(self, target_port, workdir):
+        self.port = free_port()
+        cfg = os.path.join(workdir, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
+                    "scrape_configs:\n  - job_name: shpmu\n    static_configs:\n"
+                    f"      - targets: ['127.0.0.1:{target_port}']\n")
+        self.proc = subprocess.Popen(
+            ["prometheus", f"--config.file={cfg}",
+             f"--storage.tsdb.path={os.path.join(workdir, 'data')}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "prometheus.log"), "w"))
+        self.api = f"http://127.0.0.1:{self.port}/api/v1/"
+        for _ in range(300):
+            try:
+                get(f"http://127.0.0.1:{self.port}/-/ready", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.1)
+        sys.exit("prometheus did not start")
+
+    def query(self, q):
+        url = self.api + "query?" + urllib.parse.urlencode({"query": q})
+        return json.loads(get(url)[1])["data"]["result"]
+
+    def wait_for(self, q, cond, what, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = self.query(q)
+            if cond(r):
+                check(True, what)
+                return r
+            time.sleep(0.5)
+        check(False, f"{what} (timed out; last answer {r})")
+        return r
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def check_formats(exp, base_label, odd_label):
+    ctype, text = exp.scrape()
+    check(ctype.startswith("text/plain; version=0.0.4"), f"0.0.4 content type: {ctype}")
+    p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and not (p.stdout + p.stderr).strip(),
+          f"promtool check metrics (0.0.4): rc {p.returncode} {p.stdout}{p.stderr}")
+    check(series(text, "shpmu_cgroup_clock_seconds_total", cgroup=escape(odd_label),
+                 event="task-clock") == [0.0],
+          "the odd cgroup's label is escaped (quote, backslash), and it ran nothing yet")
+    ctype, om = exp.scrape("application/openmetrics-text; version=1.0.0")
+    check(ctype.startswith("application/openmetrics-text; version=1.0.0"),
+          f"OpenMetrics content type: {ctype}")
+    check(om.endswith("# EOF\n"), "OpenMetrics ends with # EOF")
+    check("# TYPE shpmu_cgroup_clock_seconds counter\n# UNIT shpmu_cgroup_clock_seconds seconds\n" in om,
+          "OpenMetrics families: TYPE and UNIT without _total")
+    for line in om.splitlines():
+        if line.startswith("#") or not line:
+            continue
+        name = line.split("{")[0].split(" ")[0]
+        if "_seconds" in name or "_events" in name:
+            check(name.endswith("_total"), f"an OpenMetrics counter sample ends in _total: {name}")
+            break
+    # promtool (2.42) parses only the 0.0.4 format: what it says of
+    # OpenMetrics, for the record.
+    p = subprocess.run(["promtool", "check", "metrics"], input=om,
+                       capture_output=True, text=True)
+    print("promtool on OpenMetrics (it parses 0.0.4 only): rc", p.returncode,
+          (p.stdout + p.stderr).strip().replace("\n", "; "))
+    check(f'cgroup="{escape(base_label)}"' in text, "the root of the walk is counted")
+
+
+def check_cap(bpffs, base_label):
+    """--max-cgroups bounds the series and says how many it left out."""
+    exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu", "--no-cpu",
+                   "-e", "task-clock", f"--cgroup.root={base_label}",
+                   "--max-cgroups=1")
+    text = exp.scrape()[1]
+    check(series(text, "shpmu_cgroups") == [1.0] and
+          series(text, "shpmu_cgroups_left_out") == [1.0] and
+          len(series(text, "shpmu_cgroup_clock_seconds_total")) == 1,
+          "--max-cgroups=1 of 2: one counted, one left out and said so")
+    check(exp.stop() == 0, "the capped exporter stops cleanly")
+
+
+def check_against_prometheus(exp, prom, mount, base_label, odd_label):
+    prom.wait_for('up{job="shpmu"}', lambda r: r and r[0]["value"][1] == "1", "up == 1")
+    targets = json.loads(get(prom.api + "targets")[1])["data"]["activeTargets"]
+    check(targets and targets[0]["lastError"] == "",
+          f"Prometheus scrapes without error: {targets and targets[0]['lastError']}")
+    sel = f'shpmu_cgroup_clock_seconds_total{{event="task-clock",cgroup="{escape(odd_label)}"}}'
+    prom.wait_for(sel, lambda r: len(r) == 1, "the odd cgroup's series is in Prometheus")
+    labels = {r["metric"]["cgroup"] for r in prom.query('shpmu_cgroup_clock_seconds_total{event="task-clock"}')}
+    check(odd_label in labels and base_label in labels,
+          f"cgroup labels equal the paths: {sorted(labels)}")
+
+    spent = burn(mount + odd_label, 1500)
+    # Two scrapes after the work: the series holds all of it.
+    time.sleep(2.5)
+    rng = f"max_over_time({sel}[1m]) - min_over_time({sel}[1m])"
+    got = float(prom.query(rng)[0]["value"][1])
+    check(abs(got - spent) <= 0.05 * spent,
+          f"task-clock increase in Prometheus {got:.4f} s vs the work's own {spent:.4f} s "
+          f"({100 * (got - spent) / spent:+.2f}%)")
+
+
+def check_churn(exp, prom, mount, base_label):
+    gone, new = base_label + "/gone", base_label + "/new"
+    os.mkdir(mount + gone)
+    sel = 'shpmu_cgroup_clock_seconds_total{{event="task-clock",cgroup="{}"}}'
+    prom.wait_for(sel.format(gone), lambda r: len(r) == 1, "a cgroup made mid-run appears")
+    os.rmdir(mount + gone)
+    os.mkdir(mount + new)
+    prom.wait_for(sel.format(gone), lambda r: not r, "a removed cgroup's series stops")
+    prom.wait_for(sel.format(new), lambda r: len(r) == 1, "a second cgroup made mid-run appears")
+    check(prom.query('up{job="shpmu"}')[0]["value"][1] == "1", "still up")
+    os.rmdir(mount + new)
+
+
+def check_endurance(exp):
+    for _ in range(10):
+        exp.scrape()
+    fds, rss = exp.fds(), exp.rss_kib()
+    for _ in range(1000):
+        exp.scrape()
+    check(exp.fds() == fds, f"fds after 1000 scrapes: {exp.fds()} (after 10: {fds})")
+    check(exp.rss_kib() <= rss + 256,
+          f"RSS after 1000 scrapes: {exp.rss_kib()} KiB (after 10: {rss} KiB)")
+
+
+def check_bad_clients(exp):
+    port = exp.port
+    junk = socket.create_connection(("127.0.0.1", port))
+    junk.sendall(b"GARBAGE\r\n\r\n")
+    junk.settimeout(5)
+    answer = junk.recv(100)
+    check(answer == b"" or answer.startswith(b"HTTP/1.1 4"),
+          f"a malformed request gets a 4xx or a close at once: {answer[:40]!r}")
+    # Binary junk, a request line that never ends, and 1000 connections
+    # left open: each waits for its timeout (10 s) without holding up
+    # anybody else.
+    binary = socket.create_connection(("127.0.0.1", port))
+    binary.sendall(b"\x00\xff\xfe NOT HTTP\r\n\r\n")
+    slow = socket.create_connection(("127.0.0.1", port))
+    slow.sendall(b"GET /metr")
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(1000)]
+    start = time.time()
+    ctype, text = exp.scrape()
+    took = time.time() - start
+    check("shpmu_handles" in text and took < 5,
+          f"served beside junk, a never-ending request and 1000 idle "
+          f"connections ({took:.3f} s)")
+    for s in idle + [slow, binary, junk]:
+        s.close()
+
+
+def main():
+    mount = cgroup2_mount()
+    if not mount:
+        skip("no cgroup2 mount")
+    bpffs = private_mounts()
+    base_label = f"/shpmu-exporter-test-{os.getpid()}"
+    odd_label = base_label + '/we"ird\\ näme'
+    made = [base_label, odd_label]
+    for label in made:
+        os.mkdir(mount + label)
+    workdir = tempfile.mkdtemp(prefix="shpmu-exporter-test-")
+    exp = prom = None
+    try:
+        exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu",
+                       f"--cgroup.root={base_label}", "--cgroup.depth=2")
+        check_formats(exp, base_label, odd_label)
+        check_cap(bpffs, base_label)
+        prom = Prometheus(exp.port, workdir)
+        check_against_prometheus(exp, prom, mount, base_label, odd_label)
+        check_churn(exp, prom, mount, base_label)
+        check_endurance(exp)
+        check_bad_clients(exp)
+        prom.stop()
+        prom = None
+        rc = exp.stop()
+        exp = None
+        check(rc == 0, f"SIGTERM: the exporter exits 0 ({rc})")
+        left = os.listdir(os.path.join(bpffs, "shpmu")) if os.path.isdir(
+            os.path.join(bpffs, "shpmu")) else []
+        check(left == [], f"nothing left in the BPF filesystem: {left}")
+    finally:
+        if exp:
+            exp.proc.kill()
+        if prom:
+            prom.proc.kill()
+        for label in reversed(made):
+            try:
+                os.rmdir(mount + label)
+            except OSError as e:
+                check(False, f"rmdir {label}: {e}")
+        subprocess.run(["umount", bpffs])
+        os.rmdir(bpffs)
+        shutil.rmtree(workdir)
+    if failures:
+        sys.exit(f"{len(failures)} checks failed")
+
+
+main()
