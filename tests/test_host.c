@@ -328,7 +328,11 @@ Test(host, windows_across_processes_stay_their_own)
 				       "%" SCNu64, &twin_v),
 				1);
 			expect_twins("task-clock", who[i], host, twin_v);
-			expect_within_pct(host, want[i], 2, who[i]);
+			/* The twin is the exact oracle. The workers' own
+			 * clocks leave out their start, park and wake-up in
+			 * the cgroup (more under load), but still tell the
+			 * windows apart: they differ by 30 ms or more. */
+			expect_within_pct(host, want[i], 5, who[i]);
 			helper_quit(&p[i]);
 		}
 	}
@@ -641,20 +645,24 @@ static void *read_without_syscalls(void *arg)
 	return NULL;
 }
 
-static void check_cached_read(struct shpmu *p, const char *what)
+/* A cached read against a classic twin over the same window (the cgroup
+ * also counts the child's start there, which its own clock leaves out). */
+static void check_cached_read(struct shpmu *p, struct shpmu *classic,
+			      const char *what)
 {
 	const char *path = cg_make(what);
 	struct syscall_free_read r = {.p = p};
-	struct shpmu_count exact;
+	struct shpmu_count exact, twin;
 	struct cg_child kid;
 	pthread_t t;
-	uint64_t spent;
+	int twin_h;
 
 	r.h = cg_open(p, PERF_COUNT_SW_TASK_CLOCK, path);
+	twin_h = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, path);
 	kid = cg_spawn(path, 40000000ull, 0);
 	cg_go(&kid);
 	/* It parks: the switch away from it settles its CPU. */
-	spent = cg_finish(&kid);
+	cr_expect_gt(cg_finish(&kid), 30000000ull);
 	if (under_valgrind) {
 		/* Valgrind's scheduler itself reads a pipe between any two
 		 * system calls: under the filter it stops. */
@@ -672,9 +680,11 @@ static void check_cached_read(struct shpmu *p, const char *what)
 	cr_expect_leq(r.cached.value, exact.value,
 		      "%s: the cached read is not ahead of the exact one",
 		      what);
-	expect_within_pct(r.cached.value, spent, 2, what);
+	twin = cg_read(classic, twin_h);
+	expect_within_pct(r.cached.value, twin.value, 1, what);
 	cg_reap(&kid);
 	shpmu_close(p, r.h);
+	shpmu_close(classic, twin_h);
 }
 
 Test(host, a_cached_read_makes_no_system_call)
@@ -691,8 +701,8 @@ Test(host, a_cached_read_makes_no_system_call)
 	int h;
 
 	cr_assert(host && bpf && classic);
-	check_cached_read(host, "host-scope");
-	check_cached_read(bpf, "process-scope");
+	check_cached_read(host, classic, "host-scope");
+	check_cached_read(bpf, classic, "process-scope");
 	/* Classic fds keep nothing in memory: a clear refusal. */
 	h = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, cg_make("classic"));
 	cr_expect_eq(shpmu_read_cached(classic, h, &c), -EOPNOTSUPP);

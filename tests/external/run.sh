@@ -27,6 +27,18 @@ LD_LIBRARY_PATH="$prefix/lib" ldd "$out/consumer-shared" |
 	echo "FAIL: consumer-shared does not load $prefix/lib/libshpmu.so.0"
 	status=1
 }
+# The exporter and its unit are installed, and run from there.
+if [ -e "$prefix/bin/shpmu-exporter" ]; then
+	LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/shpmu-exporter" --help |
+		grep -q -- --web.listen-address || {
+		echo "FAIL: the installed shpmu-exporter does not run"
+		status=1
+	}
+	[ -f "$prefix/lib/systemd/system/shpmu-exporter.service" ] || {
+		echo "FAIL: shpmu-exporter.service is not installed"
+		status=1
+	}
+fi
 [ $status -eq 0 ] && echo "external: 2 passed, 0 failed" ||
 	echo "external: FAILED"
 exit $status
