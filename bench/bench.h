@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <shpmu/shpmu.h>
 
@@ -32,6 +33,8 @@ struct perf_event_attr bench_attr(uint64_t config, bool disabled);
 int raw_open(uint64_t config, int pid, int cpu, int group_fd);
 int online_cpus(void);
 void die(const char *what, int err);
+/* The perf_event fds process pid holds (0 if it cannot be read). */
+int perf_fds_of(pid_t pid);
 /* The program name built beside this one (a static buffer). */
 const char *beside(const char *name);
 

@@ -6,7 +6,6 @@
  * the one built beside this benchmark.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -113,31 +112,6 @@ static long scrape(int port)
 		total += n;
 	close(s);
 	return total;
-}
-
-static int perf_fds_of(pid_t pid)
-{
-	char dir[64], link[PATH_MAX + 64], target[64];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = '\0';
-			n += !strcmp(target, "anon_inode:[perf_event]");
-		}
-	}
-	closedir(d);
-	return n;
 }
 
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds)

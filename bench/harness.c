@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -87,4 +88,29 @@ const char *beside(const char *name)
 	slash = strrchr(path, '/');
 	strcpy(slash ? slash + 1 : path, name);
 	return path;
+}
+
+int perf_fds_of(pid_t pid)
+{
+	char dir[64], link[PATH_MAX + 64], target[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += !strcmp(target, "anon_inode:[perf_event]");
+		}
+	}
+	closedir(d);
+	return n;
 }

@@ -6,7 +6,6 @@
  * 1000 cgroups. It all runs in a child with a mount namespace and a BPF
  * filesystem of its own, so nothing it pins outlives it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -31,31 +30,6 @@ static struct shpmu *context(enum shpmu_scope scope,
 		   .bpffs_dir = scope == SHPMU_SCOPE_HOST ? domain_dir : NULL);
 
 	return shpmu_new(&opts);
-}
-
-static int perf_fds_of(pid_t pid)
-{
-	char dir[64], link[PATH_MAX + 64], target[64];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = '\0';
-			n += !strcmp(target, "anon_inode:[perf_event]");
-		}
-	}
-	closedir(d);
-	return n;
 }
 
 /* The 8 attrs: 4 software configs, with and without the kernel's share. */

@@ -8,6 +8,7 @@
  *   enable|disable|reset|close C H
  *   read|cached C H             "ok VALUE ENABLED RUNNING"
  *   readmany C H...             "ok VALUE..."
+ *   resetmany C H...            resets each, in order
  *   bracket EVENT TARGET        private outer, host, private inner
  *                               handles: "ok HOST OUTER INNER"
  *   readbracket HOST OUTER INNER  reads inner, host, outer in that
@@ -270,6 +271,12 @@ static void command(char *line)
 		reply_count(
 			shpmu_read_cached(ctx_of(arg[1]), atoi(arg[2]), &cnt),
 			&cnt);
+	} else if (!strcmp(arg[0], "resetmany") && n >= 3) {
+		int err = 0;
+
+		for (int i = 2; i < n && !err; i++)
+			err = shpmu_reset(ctx_of(arg[1]), atoi(arg[i]));
+		say("%s", err ? "err" : "ok");
 	} else if (!strcmp(arg[0], "readmany") && n >= 3) {
 		read_many(ctx_of(arg[1]), arg + 2, n - 2);
 	} else if (!strcmp(arg[0], "bracket") && n == 3) {

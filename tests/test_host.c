@@ -198,9 +198,9 @@ static void check_cpus(struct counted_set *p)
 }
 
 /* Work in three of the cgroups (one nested in another): a window with
- * the workers parked at both ends, measured again if the tracepoint hid
- * a switch that may have strayed (see cg_window_tainted). */
-static void run_workers(struct helper *any)
+ * the workers parked at both ends. False when the tracepoint hid a switch
+ * during it, which may have strayed (see cg_window_tainted). */
+static bool run_workers(struct helper *any)
 {
 	static const char *const where[] = {"g00/g01", "g02", "g03"};
 	struct cg_child kids[3];
@@ -214,10 +214,32 @@ static void run_workers(struct helper *any)
 		cr_expect_gt(cg_finish(&kids[i]), 30000000ull);
 		cg_reap(&kids[i]);
 	}
-	if (strays(any) != before)
-		cr_log_warn("the tracepoint hid %llu switches that may have "
-			    "strayed during the window",
-			    (unsigned long long)(strays(any) - before));
+	return strays(any) == before;
+}
+
+/* ctx's handles hs[0..n) reset, in that order, with one command. */
+static void reset_batch(struct helper *h, char ctx, const int *hs, int n)
+{
+	char cmd[1 << 15];
+	size_t used = (size_t)snprintf(cmd, sizeof(cmd), "resetmany %c", ctx);
+
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, " %d",
+					 hs[i]);
+	helper_ok(h, "%s", cmd);
+}
+
+/* Every handle of p from zero again; the CPU brackets keep their order
+ * (outer, host, inner), so the host value stays between the two. */
+static void reset_everything(struct counted_set *p, int ncg)
+{
+	reset_batch(&p->proc, 'p', p->cpu_outer, 8);
+	reset_batch(&p->proc, 'h', p->cpu_host, 8);
+	reset_batch(&p->proc, 'p', p->cpu_inner, 8);
+	for (int a = 0; a < 8; a++) {
+		reset_batch(&p->proc, 'h', p->host[a], ncg);
+		reset_batch(&p->proc, 'p', p->twin[a], ncg);
+	}
 }
 
 Test(host, eight_processes_share_one_event_per_cpu_per_attr)
@@ -264,7 +286,15 @@ Test(host, eight_processes_share_one_event_per_cpu_per_attr)
 			     twin_fds,
 			     "the process holds its oracle's fds only");
 	}
-	run_workers(&procs[0].proc);
+	/* A window in which the tracepoint hid a switch cannot be exact:
+	 * everything is reset and measured again, up to CG_CLEAN_TRIES. */
+	for (int attempt = 1;
+	     !run_workers(&procs[0].proc) && attempt < CG_CLEAN_TRIES;
+	     attempt++) {
+		cr_log_info("the tracepoint hid a switch: measuring again");
+		for (int i = 0; i < nprocs; i++)
+			reset_everything(&procs[i], ncg);
+	}
 	for (int i = 0; i < nprocs; i++) {
 		check_cgroups(&procs[i], ncg, cg);
 		check_cpus(&procs[i]);
