@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/filter.h>
+#include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -302,15 +304,44 @@ Test(host, eight_processes_share_one_event_per_cpu_per_attr)
 	}
 }
 
-/* A worker that burns in cgroup rel when told, parked otherwise: one per
- * phase, all parked in the cgroup from the start. */
+/* A raw cgroup task-clock of this test, per CPU, counting from now: an
+ * oracle that owes nothing to libshpmu's window arithmetic. */
+struct raw_window {
+	int fds[64], n;
+};
+
+static void raw_window_start(struct raw_window *w, const char *path)
+{
+	w->n = cg_raw_open(path, PERF_COUNT_SW_TASK_CLOCK, w->fds, 64);
+	for (int i = 0; i < w->n; i++)
+		cr_assert_eq(ioctl(w->fds[i], PERF_EVENT_IOC_ENABLE, 0), 0);
+}
+
+static uint64_t raw_window_end(struct raw_window *w)
+{
+	uint64_t v = cg_raw_sum(w->fds, w->n);
+
+	for (int i = 0; i < w->n; i++)
+		close(w->fds[i]);
+	return v;
+}
+
+/* Workers that burn in the cgroup when told, parked otherwise: one per
+ * phase. Between phases the cgroup is idle, so a window's edges need no
+ * precise timing: A enables after phase 0, B resets after phase 1, C
+ * disables after phase 2. Each process's handle is checked against its
+ * classic twin (the same window through the library) and against a raw
+ * event the test opens and reads at the same edges. */
 #define PHASES 4
 
 Test(host, windows_across_processes_stay_their_own)
 {
+	static const char *const who[3] = {"A enabled late", "B reset",
+					   "C disabled"};
+	struct raw_window raw[3];
 	struct helper p[3];
 	struct cg_child kids[PHASES];
-	uint64_t spent[PHASES];
+	uint64_t want[3];
 	int h[3], twin[3];
 	const char *path = cg_make("w");
 	char rel[128];
@@ -324,48 +355,48 @@ Test(host, windows_across_processes_stay_their_own)
 		twin[i] = atoi(helper_ok(&p[i], "open p task-clock cg:%s%s",
 					 rel, i == 0 ? " off" : ""));
 	}
+	raw_window_start(&raw[1], path);
+	raw_window_start(&raw[2], path);
 	for (int k = 0; k < PHASES; k++)
 		kids[k] = cg_spawn(path, 30000000ull * (uint64_t)(k + 1), 2);
 	for (int k = 0; k < PHASES; k++) {
 		cg_go(&kids[k]);
-		spent[k] = cg_finish(&kids[k]);
+		cg_finish(&kids[k]);
 		if (k == 0) { /* A enables */
 			helper_ok(&p[0], "enable h %d", h[0]);
 			helper_ok(&p[0], "enable p %d", twin[0]);
+			raw_window_start(&raw[0], path);
 		} else if (k == 1) { /* B resets */
 			helper_ok(&p[1], "reset h %d", h[1]);
 			helper_ok(&p[1], "reset p %d", twin[1]);
+			raw_window_end(&raw[1]);
+			raw_window_start(&raw[1], path);
 		} else if (k == 2) { /* C disables */
 			helper_ok(&p[2], "disable h %d", h[2]);
 			helper_ok(&p[2], "disable p %d", twin[2]);
+			want[2] = raw_window_end(&raw[2]);
 		}
 	}
-	{
-		uint64_t want[3] = {spent[1] + spent[2] + spent[3],
-				    spent[2] + spent[3],
-				    spent[0] + spent[1] + spent[2]};
-		static const char *const who[3] = {"A enabled late", "B reset",
-						   "C disabled"};
+	want[0] = raw_window_end(&raw[0]);
+	want[1] = raw_window_end(&raw[1]);
+	for (int i = 0; i < 3; i++) {
+		uint64_t host, twin_v;
 
-		for (int i = 0; i < 3; i++) {
-			uint64_t host, twin_v;
-
-			cr_assert_eq(sscanf(helper_ok(&p[i], "read h %d", h[i]),
-					    "%" SCNu64, &host),
-				     1);
-			cr_assert_eq(
-				sscanf(helper_ok(&p[i], "read p %d", twin[i]),
-				       "%" SCNu64, &twin_v),
-				1);
-			expect_twins("task-clock", who[i], host, twin_v);
-			/* The twin is the exact oracle. The workers' own
-			 * clocks leave out their start, park and wake-up in
-			 * the cgroup (more under load), but still tell the
-			 * windows apart: they differ by 30 ms or more. */
-			expect_within_pct(host, want[i], 5, who[i]);
-			helper_quit(&p[i]);
-		}
+		cr_assert_eq(sscanf(helper_ok(&p[i], "read h %d", h[i]),
+				    "%" SCNu64, &host),
+			     1);
+		cr_assert_eq(sscanf(helper_ok(&p[i], "read p %d", twin[i]),
+				    "%" SCNu64, &twin_v),
+			     1);
+		expect_twins("task-clock", who[i], host, twin_v);
+		expect_within_pct(host, want[i], 1, who[i]);
+		helper_quit(&p[i]);
 	}
+	/* The windows differ by whole phases of 30, 60, 90 and 120 ms:
+	 * A - B is phase 1 (60 ms), B - C is phase 3 less phases 0 and 1
+	 * (30 ms). */
+	cr_expect_gt(want[0], want[1] + 40000000ull, "A holds phase 1, B not");
+	cr_expect_gt(want[1], want[2] + 15000000ull, "B holds phase 3, C not");
 	for (int k = 0; k < PHASES; k++)
 		cg_reap(&kids[k]);
 }
