@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,10 +45,32 @@ static void sweep_stale(const char *root)
 	closedir(dir);
 }
 
+static int perf_event_lock_fd = -1;
+
+void cg_perf_event_lock(bool exclusive)
+{
+	if (perf_event_lock_fd < 0)
+		perf_event_lock_fd = open("/tmp/shpmu-tests-perf_event.lock",
+					  O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	cr_assert_geq(perf_event_lock_fd, 0, "the tests' lock: %s",
+		      strerror(errno));
+	while (flock(perf_event_lock_fd, exclusive ? LOCK_EX : LOCK_SH) &&
+	       errno == EINTR)
+		;
+}
+
+void cg_perf_event_unlock(void)
+{
+	if (perf_event_lock_fd >= 0)
+		flock(perf_event_lock_fd, LOCK_UN);
+}
+
 void cg_setup(struct shpmu *pmu)
 {
 	static int n;
 	char root[PATH_MAX];
+
+	cg_perf_event_lock(false);
 
 	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0,
 		     "no cgroup root found");
@@ -75,6 +98,7 @@ void cg_teardown(void)
 	if (base[0])
 		nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	base[0] = '\0';
+	cg_perf_event_unlock();
 }
 
 const char *cg_base(void)

@@ -71,6 +71,15 @@ int cg_open(struct shpmu *p, uint64_t config, const char *path);
 /* A handle's reading; asserts it reads. */
 struct shpmu_count cg_read(struct shpmu *p, int h);
 
+/* The perf_event controller is the host's: while a test mounts a v1
+ * hierarchy with it (test_cgroup_v1.c), cgroup2's cgroups have no
+ * perf_event state and perf_event_open on them fails with ENOENT, in
+ * every process. Suites that count cgroups hold this lock shared (from
+ * cg_setup to cg_teardown); the v1 test holds it exclusive, so two test
+ * suites can run side by side. */
+void cg_perf_event_lock(bool exclusive);
+void cg_perf_event_unlock(void);
+
 /* Raw cgroup perf events, one per online CPU, disabled. */
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max);
 uint64_t cg_raw_sum(const int *fds, int n);

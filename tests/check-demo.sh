@@ -25,6 +25,10 @@ fi
 cpus=$(getconf _NPROCESSORS_ONLN)
 # The printed wall time is give or take how long the read and the reset
 # around the window took (an IPI to a busy CPU can take milliseconds).
+# Below: a CPU-wide cpu-clock stops while the kernel reschedules a CPU's
+# events at a switch between cgroups that have perf events, anybody's:
+# with a second test suite's thousands of cgroup events beside the demo
+# it loses up to 3% here. Above, nothing can add time: 1%.
 printf '%s\n' "$out" | awk -v cpus="$cpus" '
 	/^interval [0-9]+ \(/ {
 		wall = $3; sub(/\(/, "", wall)
@@ -32,7 +36,7 @@ printf '%s\n' "$out" | awk -v cpus="$cpus" '
 	}
 	/cpu +cpu-clock +all CPUs/ {
 		n++
-		lo = cpus * (wall - slack) * 0.99
+		lo = cpus * (wall - slack) * 0.95
 		hi = cpus * (wall + slack) * 1.01
 		if ($5 < lo || $5 > hi) {
 			printf "FAIL: cpu-clock %s ms on %d CPUs in %s +- %s ms\n",

@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "cgroup_helpers.h"
 #include "helpers.h"
 
 /* The hierarchy perf_event is bound to: 0 is cgroup2. */
@@ -48,6 +49,8 @@ Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
 	uint64_t id;
 	int h;
 
+	/* Nobody else counts cgroups while perf_event is bound here. */
+	cg_perf_event_lock(true);
 	private_mount_namespace();
 	cr_assert_eq(umount2("/sys/fs/cgroup/unified", MNT_DETACH), 0);
 	cr_assert_neq(mkdtemp(tmpdir), NULL);
