@@ -61,6 +61,11 @@ int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config);
 void bench_host(struct figure *host_events, struct figure *local_events,
 		struct figure *read_many, struct figure *cached,
 		struct figure *switches);
+/* Task and process targets through BPF: the ping-pong with 1000 counted
+ * processes, and in one counted cgroup; fds and map bytes for 1000
+ * processes x 4 attrs. */
+void bench_task_targets(struct figure *task_switch, struct figure *same_set,
+			struct figure *fds, struct figure *bytes);
 /* exe: the shpmu-exporter to measure, or NULL. */
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);
 

@@ -104,6 +104,22 @@ static struct row rows[] = {
 			 "none"},
 	 .goal = AT_MOST,
 	 .target = 1.05},
+	{.fig = {.key = "bpf_task_switch_overhead_1000",
+		 .what = "ping-pong, 1000 processes counted by BPF / none"},
+	 .goal = AT_MOST,
+	 .target = 1.05},
+	{.fig = {.key = "bpf_same_set_switch_overhead",
+		 .what = "ping-pong in one counted cgroup, BPF / none"},
+	 .goal = AT_MOST,
+	 .target = 1.02},
+	{.fig = {.key = "process_fds_1000",
+		 .what = "fds: 1000 processes x 4 attrs, BPF"},
+	 .goal = EQUALS,
+	 .target = 0},
+	{.fig = {.key = "bytes_per_task_target",
+		 .what = "kernel map bytes per counted process and attr"},
+	 .goal = AT_MOST,
+	 .target = 256},
 	{.fig = {.key = "exporter_scrape_ms_1000_cgroups",
 		 .what = "ms for one shpmu-exporter scrape"},
 	 .goal = AT_MOST,
@@ -119,7 +135,9 @@ static struct row rows[] = {
 static const char *const host_keys[] = {
 	"host_events_16_procs",		 "local_events_16_procs",
 	"host_read_many_ratio",		 "host_cached_read_ratio",
-	"host_switch_overhead_16_procs", NULL};
+	"host_switch_overhead_16_procs", "bpf_task_switch_overhead_1000",
+	"bpf_same_set_switch_overhead",	 "process_fds_1000",
+	"bytes_per_task_target",	 NULL};
 #endif
 
 static struct row *row_of(const char *key)
@@ -206,6 +224,7 @@ int main(int argc, char **argv)
 	row_of("bpf_fds_1000_cgroups")->target = 8.0 * online_cpus();
 	row_of("exporter_fds_1000_cgroups")->target = 8.0 * online_cpus();
 	row_of("host_events_16_procs")->target = 8.0 * online_cpus();
+	row_of("process_fds_1000")->target = 4.0 * online_cpus();
 
 	bench_open_dup(fig("open_dup_speedup"), fig("open_dup_vs_read"));
 	bench_read_overhead(fig("read_overhead_ratio"));
@@ -224,6 +243,10 @@ int main(int argc, char **argv)
 	bench_host(fig("host_events_16_procs"), fig("local_events_16_procs"),
 		   fig("host_read_many_ratio"), fig("host_cached_read_ratio"),
 		   fig("host_switch_overhead_16_procs"));
+	bench_task_targets(fig("bpf_task_switch_overhead_1000"),
+			   fig("bpf_same_set_switch_overhead"),
+			   fig("process_fds_1000"),
+			   fig("bytes_per_task_target"));
 #else
 	for (const char *const *k = host_keys; *k; k++)
 		figure_skip(fig(*k), "built without the BPF backend");

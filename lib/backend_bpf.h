@@ -31,9 +31,17 @@ void bpf_backend_free(struct shpmu *pmu, struct backend *b);
  * settled when they happened. Zeros without BPF. */
 struct bpf_backend_counters {
 	uint64_t unseen, strays, moves;
+	/* The kernel's memory of the task targets' maps (links, totals),
+	 * and children of inherit targets left uncounted (no room). */
+	uint64_t task_map_bytes, children_lost;
 };
 void bpf_backend_counters(const struct backend *b,
 			  struct bpf_backend_counters *out);
+
+/* Whether the BPF backend can count key: one attr on a cgroup, a CPU, or
+ * a task or process wherever it runs (not from an exec). */
+struct share_key;
+bool bpf_backend_counts(const struct share_key *key);
 
 /* Whether b serves a host domain. */
 bool bpf_backend_is_host(const struct backend *b);

@@ -27,6 +27,12 @@ int bpf_backend_join(struct shpmu *pmu, const char *bpffs_dir,
 	return bpf_backend_new(pmu, out);
 }
 
+bool bpf_backend_counts(const struct share_key *key)
+{
+	(void)key;
+	return false;
+}
+
 bool bpf_backend_is_host(const struct backend *b)
 {
 	(void)b;

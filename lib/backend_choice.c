@@ -10,21 +10,25 @@
 #include "kevent.h"
 #include "log.h"
 
-/* What the BPF backend counts: a cgroup, one attr (groups stay classic);
- * in host scope also a CPU, and a cgroup only on cgroup2, whose ids the
- * program sees; a host context without sharing counts classic events. */
+/* What this context counts with the BPF backend, of what it can count
+ * (one attr: groups stay classic). Process scope: cgroups, and tasks and
+ * processes when sharing (only once the program runs: see
+ * backend_prepare). Host scope: all of it, a cgroup only on cgroup2,
+ * whose ids the program sees; a host context without sharing counts
+ * classic events. */
 static bool bpf_counts(const struct shpmu *pmu, const struct share_key *key)
 {
 	uint32_t kind = key->target.kind;
+	bool sharing = !(pmu->flags & SHPMU_F_NO_SHARING);
 
-	if (key->nevents != 1)
+	if (!bpf_backend_counts(key))
 		return false;
 	if (pmu->scope == SHPMU_SCOPE_PROCESS)
-		return kind == SHPMU_TARGET_CGROUP;
-	if (pmu->flags & SHPMU_F_NO_SHARING)
+		return kind == SHPMU_TARGET_CGROUP ||
+		       (target_is_task(&key->target) && sharing);
+	if (!sharing)
 		return false;
-	return kind == SHPMU_TARGET_CPU ||
-	       (kind == SHPMU_TARGET_CGROUP && pmu->cgroups.v2);
+	return kind != SHPMU_TARGET_CGROUP || pmu->cgroups.v2;
 }
 
 /* Decides (backend_lock held, or at shpmu_new) to count cgroups by BPF,
@@ -111,7 +115,9 @@ int backend_prepare(struct shpmu *pmu, const struct share_key *key)
 {
 	int err = 0;
 
-	if (!bpf_counts(pmu, key))
+	/* A task alone is cheaper as a classic task event: it is counted
+	 * by the program only where the program runs anyway. */
+	if (!bpf_counts(pmu, key) || target_is_task(&key->target))
 		return 0;
 	pthread_mutex_lock(&pmu->backend_lock);
 	if (pmu->cgroup_counting == CGROUPS_UNDECIDED) {
@@ -175,4 +181,14 @@ uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)
 {
 	return counters_of(pmu).moves;
+}
+
+uint64_t shpmu__bpf_task_map_bytes(const struct shpmu *pmu)
+{
+	return counters_of(pmu).task_map_bytes;
+}
+
+uint64_t shpmu__bpf_children_lost(const struct shpmu *pmu)
+{
+	return counters_of(pmu).children_lost;
 }

@@ -41,5 +41,7 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu);
 uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu);
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu);
+uint64_t shpmu__bpf_task_map_bytes(const struct shpmu *pmu);
+uint64_t shpmu__bpf_children_lost(const struct shpmu *pmu);
 
 #endif

@@ -12,6 +12,7 @@
 #include "explain.h"
 #include "kevent.h"
 #include "log.h"
+#include "process.h"
 #include "sys.h"
 
 #define READ_FORMAT                                                            \
@@ -35,6 +36,8 @@ static const char *target_name(const struct target_key *t, char *buf,
 {
 	if (t->kind == SHPMU_TARGET_TASK)
 		snprintf(buf, len, "task %d", t->pid);
+	else if (t->kind == SHPMU_TARGET_PROCESS)
+		snprintf(buf, len, "process %d", t->pid);
 	else if (t->kind == SHPMU_TARGET_CGROUP)
 		snprintf(buf, len, "cgroup %llu",
 			 (unsigned long long)t->cgroup_id);
@@ -64,7 +67,20 @@ static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
 	       strerror(-err), why);
 }
 
-/* Opens one CPU's events: the leader, then the members into its group. */
+/* A process is counted thread by thread, as perf stat -p does: each
+ * thread's event is inherited by the threads it starts, and by the
+ * processes it forks only when the caller asked for inherit. */
+static void count_threads_to_come(const struct kevent *ev,
+				  struct perf_event_attr *attr)
+{
+	if (ev->key.target.kind != SHPMU_TARGET_PROCESS)
+		return;
+	attr->inherit_thread = !attr->inherit;
+	attr->inherit = 1;
+}
+
+/* Opens one source's events (a CPU's, or a thread's): the leader, then the
+ * members into its group. */
 static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i, pid_t pid,
 		    unsigned long flags)
 {
@@ -79,6 +95,7 @@ static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i, pid_t pid,
 		/* Members follow their leader's enable state. */
 		if (m > 0)
 			((struct perf_event_attr *)attr)->disabled = 0;
+		count_threads_to_come(ev, (struct perf_event_attr *)attr);
 		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
 					 pid, ev->cpus[i], m ? fds[0] : -1,
 					 flags);
@@ -95,6 +112,111 @@ fail:
 	return fd;
 }
 
+static void close_sources(struct shpmu *pmu, struct kevent *ev, uint32_t n)
+{
+	while (n--)
+		for (uint32_t m = 0; m < ev->key.nevents; m++)
+			sys_close(pmu, fds_of(ev, n)[m]);
+}
+
+/* Room for source n in ev's arrays. */
+static int grow_sources(struct kevent *ev, uint32_t n, uint32_t *cap)
+{
+	int *fds, *cpus;
+
+	if (n < *cap)
+		return 0;
+	*cap = *cap ? 2 * *cap : 16;
+	fds = realloc(ev->priv.fds,
+		      (size_t)*cap * ev->key.nevents * sizeof(int));
+	if (fds)
+		ev->priv.fds = fds;
+	cpus = fds ? realloc(ev->cpus, (size_t)*cap * sizeof(int)) : NULL;
+	if (cpus)
+		ev->cpus = cpus;
+	return cpus ? 0 : -ENOMEM;
+}
+
+static bool listed(const pid_t *tids, uint32_t n, pid_t tid)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* Opens an event on each new thread of walk[0 .. nwalk) not in
+ * (*tids)[0 .. ev->nfds). A thread that exits first is left out. */
+static int open_new_threads(struct shpmu *pmu, struct kevent *ev,
+			    const pid_t *walk, int nwalk, pid_t **tids,
+			    uint32_t *cap, int *added)
+{
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+	uint32_t old_cap = *cap, n;
+	pid_t *grown;
+	int err;
+
+	for (int w = 0; w < nwalk; w++) {
+		n = ev->nfds;
+		if (listed(*tids, n, walk[w]))
+			continue;
+		err = grow_sources(ev, n, cap);
+		if (!err && *cap != old_cap) {
+			grown = realloc(*tids, *cap * sizeof(pid_t));
+			err = grown ? 0 : -ENOMEM;
+			if (grown)
+				*tids = grown;
+			old_cap = *cap;
+		}
+		if (err)
+			return err;
+		ev->cpus[n] = ev->key.target.cpu;
+		err = open_cpu(pmu, ev, n, walk[w], flags);
+		if (err == -ESRCH)
+			continue;
+		if (err)
+			return err;
+		(*tids)[n] = walk[w];
+		ev->nfds++;
+		(*added)++;
+	}
+	return 0;
+}
+
+/* A process: an event on each of its threads. Threads started during the
+ * walk by a thread not yet counted are found by walking again, until a
+ * walk finds no new one (kevent.h says what can still be missed). */
+static int open_process(struct shpmu *pmu, struct kevent *ev)
+{
+	pid_t *tids = NULL, *walk;
+	uint32_t cap = 0;
+	int nwalk, added, err = 0;
+
+	free(ev->cpus);
+	ev->cpus = NULL;
+	ev->nfds = 0;
+	do {
+		nwalk = process_threads(ev->key.target.pid, &walk);
+		if (nwalk < 0) {
+			err = nwalk;
+			break;
+		}
+		added = 0;
+		err = open_new_threads(pmu, ev, walk, nwalk, &tids, &cap,
+				       &added);
+		free(walk);
+	} while (!err && added);
+	free(tids);
+	/* Every thread exited while we walked: the process is gone. */
+	if (!err && !ev->nfds)
+		err = -ESRCH;
+	if (err == -ESRCH)
+		pr_err(pmu, "no such process: %d", ev->key.target.pid);
+	if (err)
+		close_sources(pmu, ev, ev->nfds);
+	return err;
+}
+
 static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 		     struct backend_cost *cost)
 {
@@ -104,6 +226,14 @@ static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 	uint32_t i;
 	int err;
 
+	if (t->kind == SHPMU_TARGET_PROCESS) {
+		err = open_process(pmu, ev);
+		if (err) {
+			free(ev->priv.fds);
+			return err;
+		}
+		goto opened;
+	}
 	ev->priv.fds = calloc(nfds_total(ev), sizeof(int));
 	if (!ev->priv.fds)
 		return -ENOMEM;
@@ -116,13 +246,12 @@ static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 		if (err)
 			goto fail;
 	}
+opened:
 	cost->events = 1;
 	cost->fds = (int64_t)nfds_total(ev);
 	return 0;
 fail:
-	while (i--)
-		for (uint32_t m = 0; m < ev->key.nevents; m++)
-			sys_close(pmu, fds_of(ev, i)[m]);
+	close_sources(pmu, ev, i);
 	free(ev->priv.fds);
 	return err;
 }

@@ -41,6 +41,43 @@ uint32_t books_find_slot(const struct books *b, uint64_t id)
 	return FIFO_NONE;
 }
 
+uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
+			 uint64_t start_ticks, bool inherit)
+{
+	if (!b->tasks_used)
+		return NO_TARGET;
+	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++)
+		if (b->tasks[t].id == id && b->tasks[t].kind == kind &&
+		    b->tasks[t].start_ticks == start_ticks &&
+		    b->tasks[t].inherit == inherit)
+			return t;
+	return NO_TARGET;
+}
+
+uint32_t books_take_task(struct books *b, bool *reused)
+{
+	for (uint32_t i = 0; i < MAX_TASK_TARGETS; i++) {
+		uint32_t t = (b->next_task + i) % MAX_TASK_TARGETS;
+
+		if (!b->tasks[t].id) {
+			b->next_task = (t + 1) % MAX_TASK_TARGETS;
+			*reused = t < b->tasks_high;
+			if (t >= b->tasks_high)
+				b->tasks_high = t + 1;
+			return t;
+		}
+	}
+	return NO_TARGET;
+}
+
+bool books_task_used(const struct books_task *t)
+{
+	for (uint32_t e = 0; e < MAX_EVENTS; e++)
+		if (t->refs[e])
+			return true;
+	return false;
+}
+
 static uint32_t *next_free_of(void *books, uint32_t s)
 {
 	return &((struct books *)books)->slots[s].next_free;

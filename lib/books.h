@@ -43,6 +43,16 @@ struct books_slot {
 	uint32_t next_free;
 };
 
+/* A counted task or process: the program's task target of that index. */
+struct books_task {
+	uint64_t start_ticks; /* the task's start (see struct task_link) */
+	uint32_t id;	      /* tid or tgid; 0: a free entry */
+	uint8_t kind;	      /* enum task_link_kind */
+	uint8_t inherit;      /* TARGET_INHERIT: children forked count too */
+	uint16_t pad;
+	uint16_t refs[MAX_EVENTS]; /* kernel events on it, by event index */
+};
+
 /* A context that joined the domain (host scope). */
 struct books_user {
 	uint64_t id;	/* 0: a free entry */
@@ -67,6 +77,13 @@ struct books {
 	uint32_t pad;
 	struct books_event events[MAX_EVENTS];
 	struct books_user users[MAX_USERS];
+	/* Where the search for a free task entry starts: entries are taken
+	 * round the table, so one freed is taken again last. */
+	uint32_t next_task;
+	uint32_t tasks_used; /* entries not free */
+	uint32_t tasks_high; /* entries below this have served before */
+	uint32_t pad2;
+	struct books_task tasks[MAX_TASK_TARGETS];
 	struct books_slot slots[]; /* max_slots */
 };
 
@@ -92,6 +109,15 @@ uint32_t books_take_slot(struct books *b, bool *fresh);
 /* Gives slot s back: to where it came from when it never served
  * (fresh), else to the tail of the free list. */
 void books_give_slot(struct books *b, uint32_t s, bool fresh);
+
+/* The task entry for (kind, id, start, inherit), or NO_TARGET. */
+uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
+			 uint64_t start_ticks, bool inherit);
+/* A free task entry, or NO_TARGET when every one is taken; *reused says
+ * whether it has served before. */
+uint32_t books_take_task(struct books *b, bool *reused);
+/* Whether task entry t has any ref. */
+bool books_task_used(const struct books_task *t);
 
 /* Threads every slot that counts nothing onto the free list (fsck). */
 void books_rebuild_free(struct books *b);

@@ -252,6 +252,105 @@ void counted_put_slot(struct counted *c, uint32_t s)
 		counted_free_slot(c, s);
 }
 
+/* The entry's links and totals, made in that order (the program looks
+ * the totals up through a link). */
+static int count_task(struct shpmu *pmu, struct counted *c, uint32_t t,
+		      uint32_t e, bool fresh)
+{
+	struct books_task *bt = &c->books->tasks[t];
+	int err = counter_prog_add_task_total(&c->prog, t, e);
+
+	if (err || !fresh)
+		return err;
+	host_step();
+	err = counter_prog_link_task(&c->prog, bt->kind, bt->id,
+				     bt->start_ticks, bt->inherit, t);
+	if (err == -EBUSY) {
+		pr_info(pmu,
+			"the BPF backend counts %s %u through the inherit "
+			"target of its parent already, and cannot count it "
+			"on its own too",
+			bt->kind == LINK_TID ? "task" : "process", bt->id);
+		err = -ENOSPC;
+	}
+	if (err)
+		counter_prog_del_task_total(&c->prog, t, e);
+	return err;
+}
+
+int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
+		     uint32_t id, uint64_t start_ticks, bool inherit,
+		     uint32_t e, uint32_t *out)
+{
+	struct books *b = c->books;
+	uint32_t t = books_find_task(b, kind, id, start_ticks, inherit);
+	bool fresh = t == NO_TARGET, reused = false;
+	int err;
+
+	if (fresh) {
+		t = books_take_task(b, &reused);
+		if (t == NO_TARGET) {
+			pr_err(pmu,
+			       "the BPF backend counts at most %d tasks and "
+			       "processes at once",
+			       MAX_TASK_TARGETS);
+			return -ENOSPC;
+		}
+		/* A CPU may still hold the entry's index from its last
+		 * use, as what its running task accrues to: a flush
+		 * everywhere settles that first. */
+		if (reused) {
+			err = counter_prog_flush(pmu, &c->prog);
+			if (err)
+				return err;
+		}
+		b->tasks[t] = (struct books_task){.start_ticks = start_ticks,
+						  .id = id,
+						  .kind = (uint8_t)kind,
+						  .inherit = inherit};
+		b->tasks_used++;
+		host_step();
+	}
+	if (!b->tasks[t].refs[e]) {
+		err = count_task(pmu, c, t, e, fresh);
+		if (err) {
+			if (fresh)
+				counted_free_task(pmu, c, t);
+			return err;
+		}
+	}
+	b->tasks[t].refs[e]++;
+	*out = t;
+	return 0;
+}
+
+void counted_free_task(struct shpmu *pmu, struct counted *c, uint32_t t)
+{
+	struct books_task *bt = &c->books->tasks[t];
+
+	(void)pmu;
+	counter_prog_unlink_target(&c->prog, bt->kind, bt->id, t, bt->inherit);
+	host_step();
+	for (uint32_t e = 0; e < MAX_EVENTS; e++)
+		counter_prog_del_task_total(&c->prog, t, e);
+	memset(bt, 0, sizeof(*bt));
+	c->books->tasks_used--;
+}
+
+void counted_put_task(struct shpmu *pmu, struct counted *c, uint32_t t,
+		      uint32_t e)
+{
+	struct books_task *bt = &c->books->tasks[t];
+
+	if (--bt->refs[e])
+		return;
+	if (books_task_used(bt)) {
+		counter_prog_del_task_total(&c->prog, t, e);
+		return;
+	}
+	counted_free_task(pmu, c, t);
+}
+
 /* Per-CPU totals cost MAX_EVENTS * 24 bytes per slot per possible CPU:
  * big machines get fewer slots, within these bounds. */
 #define TOTALS_BUDGET (64u << 20)

@@ -50,6 +50,27 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		     uint32_t *s);
 void counted_put_slot(struct counted *c, uint32_t s);
 
+/* Where a kernel event's ref is kept for a task target t (the books'
+ * tasks[t]): apart from cgroup slots, in the same number. */
+#define TASK_REF 0x80000000u
+#define NO_SLOT	 UINT32_MAX
+static inline bool ref_is_task(uint32_t s)
+{
+	return s != NO_SLOT && (s & TASK_REF);
+}
+
+/* The task target counting (kind, id) for the task that started at
+ * start_ticks (with its children when inherit) for event e, counted from
+ * now if it is new; one more ref on it. -ENOSPC when every target is
+ * taken, or when the task is already counted through inheritance. */
+int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
+		     uint32_t id, uint64_t start_ticks, bool inherit,
+		     uint32_t e, uint32_t *t);
+void counted_put_task(struct shpmu *pmu, struct counted *c, uint32_t t,
+		      uint32_t e);
+/* Stops counting task target t and frees it whatever its refs. */
+void counted_free_task(struct shpmu *pmu, struct counted *c, uint32_t t);
+
 /* Takes event e out whatever its refs (fsck, and the last put). */
 void counted_drop_event(struct shpmu *pmu, struct counted *c, uint32_t e);
 /* Stops counting slot s's cgroup and frees it whatever its refs. */

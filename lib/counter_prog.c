@@ -52,6 +52,8 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	err = skel ? 0 : -errno;
 	if (!err) {
 		skel->rodata->nr_cpus = nr_cpus;
+		skel->rodata->ns_per_tick =
+			1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 		err = bpf_map__set_max_entries(skel->maps.totals,
 					       max_slots * nr_cpus);
 	}
@@ -118,6 +120,11 @@ static int attach(struct shpmu *pmu, struct cgroup_counter *s, bool ipi_hook)
 	s->links.on_switch = bpf_program__attach(s->progs.on_switch);
 	if (!s->links.on_switch)
 		err = -errno;
+	if (!err) {
+		s->links.on_fork = bpf_program__attach(s->progs.on_fork);
+		if (!s->links.on_fork)
+			err = -errno;
+	}
 	if (!err)
 		err = attach_move_hook(pmu, s, ipi_hook);
 	if (err)
@@ -255,6 +262,7 @@ int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
 
 	memset(p, 0, sizeof(*p));
 	p->prog_fd = p->events_fd = p->slots_fd = -1;
+	p->links_fd = p->task_totals_fd = -1;
 	if (cpus < 0)
 		return cpus;
 	err = init_common(pmu, p);
@@ -269,6 +277,8 @@ int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
 	p->prog_fd = bpf_program__fd(p->skel->progs.on_switch);
 	p->events_fd = bpf_map__fd(p->skel->maps.events);
 	p->slots_fd = bpf_map__fd(p->skel->maps.cgroup_slots);
+	p->links_fd = bpf_map__fd(p->skel->maps.task_links);
+	p->task_totals_fd = bpf_map__fd(p->skel->maps.task_totals);
 	p->bss = p->skel->bss;
 	err = map_all(pmu, p, -1, bpf_map__fd(p->skel->maps.cpu_views),
 		      bpf_map__fd(p->skel->maps.totals));
@@ -280,8 +290,9 @@ fail:
 	return err;
 }
 
-int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
-		       uint32_t max_slots, struct counter_prog *p)
+int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
+		       uint32_t nr_cpus, uint32_t max_slots,
+		       struct counter_prog *p)
 {
 	int err;
 
@@ -289,6 +300,8 @@ int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
 	p->prog_fd = fds[PROG_FD];
 	p->events_fd = fds[EVENTS_FD];
 	p->slots_fd = fds[SLOTS_FD];
+	p->links_fd = fds[LINKS_FD];
+	p->task_totals_fd = fds[TASK_TOTALS_FD];
 	p->nr_cpus = nr_cpus;
 	p->max_slots = max_slots;
 	err = init_common(pmu, p);
@@ -303,6 +316,8 @@ int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
 		close(p->prog_fd);
 		close(p->events_fd);
 		close(p->slots_fd);
+		close(p->links_fd);
+		close(p->task_totals_fd);
 		if (p->online) {
 			free(p->online);
 			pthread_mutex_destroy(&p->flush_lock);
@@ -323,6 +338,8 @@ void counter_prog_unload(struct counter_prog *p)
 		close_if_open(p->prog_fd);
 		close_if_open(p->events_fd);
 		close_if_open(p->slots_fd);
+		close_if_open(p->links_fd);
+		close_if_open(p->task_totals_fd);
 	}
 	pthread_mutex_destroy(&p->flush_lock);
 	free(p->online);
@@ -473,6 +490,11 @@ uint16_t *counter_prog_filter(struct counter_prog *p)
 	return p->bss->counted_ids;
 }
 
+uint32_t *counter_prog_task_filter(struct counter_prog *p)
+{
+	return p->bss->counted_tasks;
+}
+
 void counter_prog_changed(struct counter_prog *p)
 {
 	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
@@ -498,6 +520,134 @@ void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id)
 			   __ATOMIC_RELEASE);
 	bpf_map_delete_elem(p->slots_fd, &id);
 	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
+}
+
+#define TASK_MASK (TASK_FILTER_SIZE - 1)
+
+int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
+			   uint64_t start_ticks, int which, uint32_t target)
+{
+	uint64_t key = task_link_key(kind, id);
+	struct task_link link = {.start_ticks = start_ticks,
+				 .target = {NO_TARGET, NO_TARGET}};
+	bool known = !bpf_map_lookup_elem(p->links_fd, &key, &link);
+
+	if (known && link.start_ticks != start_ticks)
+		link = (struct task_link){.start_ticks = start_ticks,
+					  .target = {NO_TARGET, NO_TARGET}};
+	if (link.target[which] != NO_TARGET && link.target[which] != target)
+		return -EBUSY;
+	link.target[which] = target;
+	if (bpf_map_update_elem(p->links_fd, &key, &link, BPF_ANY))
+		return -errno;
+	/* After the entry: the program finds it once it looks. */
+	if (!known)
+		__atomic_fetch_add(&p->bss->counted_tasks[id & TASK_MASK], 1,
+				   __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Takes target out of the link at key (read into link); removes a link
+ * left with no target. */
+static void unlink_one(struct counter_prog *p, uint64_t key,
+		       struct task_link *link, uint32_t target)
+{
+	bool had = false;
+
+	for (int i = 0; i < 2; i++)
+		if (link->target[i] == target) {
+			link->target[i] = NO_TARGET;
+			had = true;
+		}
+	if (!had)
+		return;
+	if (link->target[0] != NO_TARGET || link->target[1] != NO_TARGET) {
+		bpf_map_update_elem(p->links_fd, &key, link, BPF_EXIST);
+		return;
+	}
+	if (!bpf_map_delete_elem(p->links_fd, &key))
+		__atomic_fetch_sub(
+			&p->bss->counted_tasks[(uint32_t)key & TASK_MASK], 1,
+			__ATOMIC_RELEASE);
+}
+
+void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,
+				uint32_t id, uint32_t target, bool children)
+{
+	uint64_t key = task_link_key(kind, id), next;
+	struct task_link link;
+	bool more;
+
+	if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+		unlink_one(p, key, &link, target);
+	if (!children)
+		return;
+	/* The children's links: a walk of the map, each next key taken
+	 * before the link it follows may be deleted. */
+	more = !bpf_map_get_next_key(p->links_fd, NULL, &next);
+	while (more) {
+		key = next;
+		more = !bpf_map_get_next_key(p->links_fd, &key, &next);
+		if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+			unlink_one(p, key, &link, target);
+	}
+}
+
+int counter_prog_add_task_total(struct counter_prog *p, uint32_t target,
+				uint32_t e)
+{
+	uint64_t key = task_total_key(target, e);
+	struct counter_value zero = {0};
+
+	if (bpf_map_update_elem(p->task_totals_fd, &key, &zero, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
+				 uint32_t e)
+{
+	uint64_t key = task_total_key(target, e);
+
+	bpf_map_delete_elem(p->task_totals_fd, &key);
+}
+
+int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
+			    uint32_t e, struct counter_value *out)
+{
+	uint64_t key = task_total_key(target, e);
+
+	if (bpf_map_lookup_elem(p->task_totals_fd, &key, out))
+		return -errno;
+	return 0;
+}
+
+/* A map's memlock line in its fdinfo: the kernel's map_mem_usage(). */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+uint64_t counter_prog_task_bytes(const struct counter_prog *p)
+{
+	return map_memlock(p->links_fd) + map_memlock(p->task_totals_fd);
+}
+
+uint64_t counter_prog_children_lost(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->children_lost, __ATOMIC_RELAXED);
 }
 
 uint64_t counter_prog_unseen(const struct counter_prog *p)

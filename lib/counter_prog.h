@@ -26,6 +26,8 @@ struct counter_prog {
 	int prog_fd;		     /* on_switch: what a flush test-runs */
 	int events_fd;		     /* the per-CPU perf events */
 	int slots_fd;		     /* counted cgroups: id -> slot */
+	int links_fd;		     /* counted tasks: task_links */
+	int task_totals_fd;	     /* their totals: task_totals */
 	/* Mapped memory: the program's globals, each CPU's view, and the
 	 * totals of max_slots slots on nr_cpus CPUs. */
 	struct cgroup_counter__bss *bss;
@@ -60,14 +62,27 @@ int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
 int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
 		      struct counter_prog *p);
 
-/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd), maps
+/* The order of counter_prog_adopt's fds. */
+enum {
+	PROG_FD,
+	EVENTS_FD,
+	SLOTS_FD,
+	BSS_FD,
+	VIEWS_FD,
+	TOTALS_FD,
+	LINKS_FD,
+	TASK_TOTALS_FD,
+	N_PROG_FDS,
+};
+
+/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd,
+ * links_fd, task_totals_fd), maps
  * the memory of the maps behind bss_fd, views_fd and totals_fd (closing
  * those fds), and checks that their sizes fit nr_cpus and max_slots.
  * 0 or -errno; on failure p holds nothing and every fd given is closed. */
-int counter_prog_adopt(struct shpmu *pmu, const int fds[6], uint32_t nr_cpus,
-		       uint32_t max_slots, struct counter_prog *p);
-/* The order of counter_prog_adopt's fds. */
-enum { PROG_FD, EVENTS_FD, SLOTS_FD, BSS_FD, VIEWS_FD, TOTALS_FD };
+int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
+		       uint32_t nr_cpus, uint32_t max_slots,
+		       struct counter_prog *p);
 
 void counter_prog_unload(struct counter_prog *p);
 
@@ -98,12 +113,38 @@ void counter_prog_use_event(struct counter_prog *p, uint32_t e);
 /* The program's filter of counted ids (COUNTED_FILTER_SIZE counts by the
  * id's low bits), and the bump that tells it the counted set changed. */
 uint16_t *counter_prog_filter(struct counter_prog *p);
+/* The same for the links' tids and tgids (TASK_FILTER_SIZE). */
+uint32_t *counter_prog_task_filter(struct counter_prog *p);
 void counter_prog_changed(struct counter_prog *p);
 
 /* Counts cgroup id in slot, or stops counting it. */
 int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
 			      uint32_t slot);
 void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id);
+
+/* Links (kind, id), for the task that started at start_ticks, to target
+ * as its TARGET_PLAIN or TARGET_INHERIT one (which). A link left by an
+ * exited task with that id is replaced. -EBUSY when that place holds
+ * another target (a child already counted through inheritance). */
+int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
+			   uint64_t start_ticks, int which, uint32_t target);
+/* Takes target out of the link of (kind, id) and, when it may have
+ * inherited links (children), out of every link. */
+void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,
+				uint32_t id, uint32_t target, bool children);
+/* Makes target's total of event e, from zero; removes it. */
+int counter_prog_add_task_total(struct counter_prog *p, uint32_t target,
+				uint32_t e);
+void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
+				 uint32_t e);
+/* Target's total of event e so far (the CPUs as last settled). */
+int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
+			    uint32_t e, struct counter_value *out);
+/* What the task targets' maps take of the kernel's memory now (their
+ * memlock: entries, not room, as neither is preallocated). */
+uint64_t counter_prog_task_bytes(const struct counter_prog *p);
+/* Children of inherit targets that found no room for their link. */
+uint64_t counter_prog_children_lost(const struct counter_prog *p);
 
 /* Context switches the tracepoint hid; of those, the strays (see the
  * program); moves of a running task settled when they happened. */

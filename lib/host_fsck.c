@@ -5,7 +5,7 @@
  * that died mid-change left at most refs of its own (dropped here with
  * the rest of its refs) and events or slots with no refs (freed here).
  * Everything else in the books and the program's maps is recounted from
- * map_refs and the live slots.
+ * map_refs and the live slots and task targets.
  */
 #include "host_private.h"
 
@@ -40,6 +40,7 @@ static size_t live_ids(const struct books *b, uint64_t *ids)
 struct recount {
 	uint32_t events[MAX_EVENTS];
 	uint32_t *slots; /* max_slots */
+	uint16_t *tasks; /* MAX_TASK_TARGETS x MAX_EVENTS */
 };
 
 /* Drops the refs of users not in the books; counts the rest. */
@@ -60,6 +61,11 @@ static int recount_refs(struct host *h, struct recount *r)
 				r->events[key.event] += refs;
 			if (key.slot < h->books->max_slots)
 				r->slots[key.slot] += refs;
+			else if (ref_is_task(key.slot) &&
+				 (key.slot & ~TASK_REF) < MAX_TASK_TARGETS &&
+				 key.event < MAX_EVENTS)
+				r->tasks[(key.slot & ~TASK_REF) * MAX_EVENTS +
+					 key.event] += (uint16_t)refs;
 			continue;
 		}
 		if (ndoomed == room) {
@@ -163,13 +169,73 @@ static int fix_slots(struct counted *c, const struct recount *r)
 	return 0;
 }
 
+/* Task targets: refs as recounted; an event with none loses its total, a
+ * target with none is freed. */
+static void fix_tasks(struct shpmu *pmu, struct counted *c,
+		      const struct recount *r)
+{
+	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++) {
+		struct books_task *bt = &c->books->tasks[t];
+
+		if (!bt->id)
+			continue;
+		for (uint32_t e = 0; e < MAX_EVENTS; e++) {
+			bt->refs[e] = r->tasks[t * MAX_EVENTS + e];
+			if (!bt->refs[e])
+				counter_prog_del_task_total(&c->prog, t, e);
+		}
+		if (!books_task_used(bt))
+			counted_free_task(pmu, c, t);
+	}
+}
+
+/* Links to no live task target go (a maker died between the link and
+ * the books); the program's filter of linked ids is recounted from the
+ * links left. */
+static int fix_links(struct counted *c)
+{
+	uint32_t *want = calloc(TASK_FILTER_SIZE, sizeof(*want));
+	const struct books *b = c->books;
+	uint64_t key, next;
+	struct task_link link;
+	bool more;
+
+	if (!want)
+		return -ENOMEM;
+	more = !bpf_map_get_next_key(c->prog.links_fd, NULL, &next);
+	while (more) {
+		key = next;
+		more = !bpf_map_get_next_key(c->prog.links_fd, &key, &next);
+		if (bpf_map_lookup_elem(c->prog.links_fd, &key, &link))
+			continue;
+		for (int i = 0; i < 2; i++)
+			if (link.target[i] >= MAX_TASK_TARGETS ||
+			    !b->tasks[link.target[i]].id)
+				link.target[i] = NO_TARGET;
+		if (link.target[0] == NO_TARGET &&
+		    link.target[1] == NO_TARGET) {
+			bpf_map_delete_elem(c->prog.links_fd, &key);
+			continue;
+		}
+		bpf_map_update_elem(c->prog.links_fd, &key, &link, BPF_EXIST);
+		want[(uint32_t)key & (TASK_FILTER_SIZE - 1)]++;
+	}
+	for (uint32_t i = 0; i < TASK_FILTER_SIZE; i++)
+		__atomic_store_n(&counter_prog_task_filter(&c->prog)[i],
+				 want[i], __ATOMIC_RELEASE);
+	free(want);
+	return 0;
+}
+
 void host_fsck(struct shpmu *pmu, struct host *h, struct counted *c)
 {
 	struct recount r = {0};
 	int err;
 
 	r.slots = calloc(h->books->max_slots, sizeof(*r.slots));
-	if (!r.slots) {
+	r.tasks =
+		calloc((size_t)MAX_TASK_TARGETS * MAX_EVENTS, sizeof(*r.tasks));
+	if (!r.slots || !r.tasks) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -177,11 +243,15 @@ void host_fsck(struct shpmu *pmu, struct host *h, struct counted *c)
 	if (err)
 		goto fail;
 	fix_events(pmu, c, &r);
+	fix_tasks(pmu, c, &r);
 	err = fix_slots(c, &r);
+	if (!err)
+		err = fix_links(c);
 	if (err)
 		goto fail;
 	h->books->dirty = 0;
 	free(r.slots);
+	free(r.tasks);
 	return;
 fail:
 	/* The books stay marked: the next change tries again. */
@@ -189,4 +259,5 @@ fail:
 	pr_err(pmu, "host domain %s: cannot reclaim what dead users left: %s",
 	       h->path, strerror(-err));
 	free(r.slots);
+	free(r.tasks);
 }

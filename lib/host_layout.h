@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#define HOST_LAYOUT 1
+#define HOST_LAYOUT 2
 
 /* For tests: when non-zero, the layout this process claims to have. */
 extern uint32_t shpmu__host_layout;

@@ -23,11 +23,18 @@
 
 /* In counter_prog_adopt's order, then the books and refs. */
 static const char *const map_names[] = {
-	[PROG_FD] = "prog",	  [EVENTS_FD] = "map_events",
-	[SLOTS_FD] = "map_slots", [BSS_FD] = "map_bss",
-	[VIEWS_FD] = "map_views", [TOTALS_FD] = "map_totals",
+	[PROG_FD] = "prog",
+	[EVENTS_FD] = "map_events",
+	[SLOTS_FD] = "map_slots",
+	[BSS_FD] = "map_bss",
+	[VIEWS_FD] = "map_views",
+	[TOTALS_FD] = "map_totals",
+	[LINKS_FD] = "map_task_links",
+	[TASK_TOTALS_FD] = "map_task_totals",
 };
-static const char *const link_names[] = {"link_switch", "link_move"};
+static const char *const link_names[] = {"link_switch", "link_move",
+					 "link_fork"};
+#define N_LINKS	  (sizeof(link_names) / sizeof(link_names[0]))
 #define BOOKS_PIN "map_books"
 #define REFS_PIN  "map_refs"
 
@@ -57,6 +64,8 @@ static int pin_program(struct shpmu *pmu, const struct host *h,
 		[BSS_FD] = bpf_map__fd(s->maps.bss),
 		[VIEWS_FD] = bpf_map__fd(s->maps.cpu_views),
 		[TOTALS_FD] = bpf_map__fd(s->maps.totals),
+		[LINKS_FD] = bpf_map__fd(s->maps.task_links),
+		[TASK_TOTALS_FD] = bpf_map__fd(s->maps.task_totals),
 	};
 	int err = 0;
 
@@ -67,6 +76,9 @@ static int pin_program(struct shpmu *pmu, const struct host *h,
 			  link_names[0]);
 	if (!err)
 		err = pin(pmu, h, bpf_link__fd(move), link_names[1]);
+	if (!err)
+		err = pin(pmu, h, bpf_link__fd(s->links.on_fork),
+			  link_names[2]);
 	/* The pins hold the links now: closing ours (destroying the
 	 * skeleton) detaches nothing. */
 	return err;
@@ -199,13 +211,13 @@ int pins_open_books(struct shpmu *pmu, struct host *h)
 
 int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
 {
-	int fds[6], err;
+	int fds[N_PROG_FDS], err;
 	size_t n;
 
 	err = pins_open_books(pmu, h);
 	if (err)
 		return err;
-	for (n = 0; n < 6; n++) {
+	for (n = 0; n < N_PROG_FDS; n++) {
 		fds[n] = get_pinned(pmu, h, map_names[n]);
 		if (fds[n] < 0) {
 			err = fds[n];
@@ -239,8 +251,8 @@ void pins_remove(struct host *h)
 	/* The books first: from then on the domain is not complete. */
 	unlinkat(h->dir_fd, BOOKS_PIN, 0);
 	unlinkat(h->dir_fd, REFS_PIN, 0);
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < N_LINKS; i++)
 		unlinkat(h->dir_fd, link_names[i], 0);
-	for (size_t i = 0; i < 6; i++)
+	for (size_t i = 0; i < N_PROG_FDS; i++)
 		unlinkat(h->dir_fd, map_names[i], 0);
 }

@@ -20,6 +20,7 @@
 #include "host.h"
 #include "host_step.h"
 #include "log.h"
+#include "process.h"
 #include "task.h"
 
 static void user_dir(uint32_t index, char *buf, size_t len)
@@ -37,29 +38,8 @@ static struct flock lock_of_user(short type)
 /* The command and start time of this process, for operators. */
 static void describe_self(struct books_user *u)
 {
-	char stat[1024], *close_paren, *field;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n = 0;
-
 	u->pid = getpid();
-	if (!f)
-		return;
-	n = fread(stat, 1, sizeof(stat) - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	field = strchr(stat, '(');
-	close_paren = strrchr(stat, ')');
-	if (!field || !close_paren || close_paren < field)
-		return;
-	snprintf(u->comm, sizeof(u->comm), "%.*s",
-		 (int)(close_paren - field - 1), field + 1);
-	/* Field 22, starttime: ")" is followed by " " and field 3, so
-	 * field 22 follows the 20th space after ")". */
-	field = close_paren + 1;
-	for (int i = 0; i < 19 && field; i++)
-		field = strchr(field + 1, ' ');
-	if (field)
-		u->start_time = strtoull(field + 1, NULL, 10);
+	process_stat(0, u->comm, &u->start_time);
 }
 
 int users_add(struct shpmu *pmu, struct host *h)

@@ -19,7 +19,7 @@ static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 {
 	int err;
 
-	if (t->kind != SHPMU_TARGET_TASK && t->cpu == SHPMU_ALL_CPUS)
+	if (!target_is_task(t) && t->cpu == SHPMU_ALL_CPUS)
 		return cpus_online(pmu, cpus);
 	if (t->cpu >= 0) {
 		err = cpus_check_online(pmu, t->cpu);
@@ -66,7 +66,7 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 	ev->nfds = (uint32_t)n;
 	/* Before the open: a tid reused in between then looks stale, which
 	 * only costs a fresh event later. */
-	if (key->target.kind == SHPMU_TARGET_TASK)
+	if (target_is_task(&key->target))
 		ev->task = task_identity(key->target.pid);
 	err = -pthread_mutex_init(&ev->lock, NULL);
 	if (err)
@@ -183,6 +183,9 @@ int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
 
 int kevent_fd_index(const struct kevent *ev, int cpu)
 {
+	/* A process's sources are its threads, not CPUs. */
+	if (ev->key.target.kind == SHPMU_TARGET_PROCESS && ev->nfds > 1)
+		return -1;
 	if (ev->nfds == 1 && (cpu == -1 || cpu == ev->cpus[0]))
 		return 0;
 	/* cpus is sorted: the online list is, and single-CPU lists are. */

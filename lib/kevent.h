@@ -37,7 +37,7 @@ struct kevent {
 	uint32_t enabled;     /* handles enabled on it */
 	uint32_t nfds;	      /* sources: one per CPU it spans */
 	uint32_t nvals;	      /* values per source reading, KVAL_* */
-	int64_t task;	      /* TASK target: task_identity() at open */
+	int64_t task;	      /* TASK, PROCESS: task_identity() at open */
 	int *cpus;	      /* the CPU of each source; -1: any */
 	struct backend *backend;
 	/* The backend's own: its fds, or where it counts the event. */

@@ -143,6 +143,19 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 		key->pid = target->pid ? target->pid : task_self();
 		key->cpu = target->cpu;
 		return 0;
+	case SHPMU_TARGET_PROCESS:
+		if (target->pid < 0) {
+			*why = "process target: pid must be 0 (this process) "
+			       "or a process id";
+			return -EINVAL;
+		}
+		if (target->cpu < -1) {
+			*why = "process target: cpu must be -1 (any) or a CPU";
+			return -EINVAL;
+		}
+		key->pid = target->pid ? target->pid : getpid();
+		key->cpu = target->cpu;
+		return 0;
 	case SHPMU_TARGET_CPU:
 		if (target->cpu < SHPMU_ALL_CPUS) {
 			*why = "cpu target: cpu must be a CPU or "

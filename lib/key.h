@@ -47,11 +47,18 @@ struct event_key {
 /* A target reduced to what the kernel sees. */
 struct target_key {
 	uint32_t kind; /* enum shpmu_target_kind */
-	int32_t pid;   /* TASK: a real tid/pid, never 0; else -1 */
+	int32_t pid;   /* TASK: a real tid, PROCESS: a tgid, never 0; else -1 */
 	int32_t cpu;   /* a CPU, or -1: any (TASK) / all online (CPU, CGROUP) */
 	uint32_t pad;
 	uint64_t cgroup_id;
 };
+
+/* Whether a target is a task's or a process's: counted wherever it runs,
+ * and tied to the task that had its pid when it was opened. */
+static inline bool target_is_task(const struct target_key *t)
+{
+	return t->kind == SHPMU_TARGET_TASK || t->kind == SHPMU_TARGET_PROCESS;
+}
 
 /* Largest attr layout this version understands (PERF_ATTR_SIZE_VER8, which
  * adds config3 after the 128 bytes the installed header may stop at). */

@@ -10,6 +10,7 @@
 #include "backend_choice.h"
 #include "kevent.h"
 #include "log.h"
+#include "process.h"
 #include "symver.h"
 #include "sync.h"
 #include "sys.h"
@@ -61,7 +62,7 @@ unalloc:
  * another thread now. */
 static bool task_is_gone(const struct kevent *ev)
 {
-	if (ev->key.target.kind != SHPMU_TARGET_TASK || ev->task == 0)
+	if (!target_is_task(&ev->key.target) || ev->task == 0)
 		return false;
 	return task_identity(ev->key.target.pid) != ev->task;
 }
@@ -127,6 +128,25 @@ unlock:
 	return h;
 }
 
+/* A process target names a thread-group leader: two requests for one
+ * process then have one key, whichever thread makes them. */
+static int check_process(struct shpmu *pmu, pid_t pid)
+{
+	pid_t tgid = 0;
+	int err = process_check(pid, &tgid);
+
+	if (err == -EINVAL)
+		pr_err(pmu,
+		       "shpmu_open: process target: %d is a thread of process "
+		       "%d: name the process by its id, or count the thread "
+		       "with SHPMU_TARGET_TASK",
+		       (int)pid, (int)tgid);
+	else if (err)
+		pr_err(pmu, "shpmu_open: process target: no such process: %d",
+		       (int)pid);
+	return err;
+}
+
 /* Resolves a cgroup target to its directory and id (the id is what the
  * key holds, so a path and its id share), then opens. */
 static int open_resolved(struct shpmu *pmu, struct share_key *key,
@@ -134,6 +154,11 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 {
 	int fd, err;
 
+	if (target->kind == SHPMU_TARGET_PROCESS) {
+		err = check_process(pmu, key->target.pid);
+		if (err)
+			return err;
+	}
 	if (target->kind != SHPMU_TARGET_CGROUP)
 		return open_shared(pmu, key, -1, disabled);
 	key->target.cgroup_id = target->cgroup_id;

@@ -62,7 +62,9 @@ enum shpmu_flags {
 };
 
 /**
- * How cgroup targets are counted (README: "Choosing a cgroup backend").
+ * How cgroup targets are counted (README: "Choosing a backend"). Task and
+ * process targets go to the BPF backend only where this context runs the
+ * program anyway (BPF, or AUTO once a cgroup is counted by BPF).
  *
  * PERF opens one classic cgroup event per cgroup per CPU. BPF opens one
  * event per CPU per distinct attr for all cgroups, and a BPF program at
@@ -87,13 +89,14 @@ enum shpmu_cgroup_backend {
  *
  * PROCESS: the handles of one context. HOST: every process on the host
  * whose context joins the same domain (shpmu_opts.domain) under the same
- * BPF filesystem directory (shpmu_opts.bpffs_dir): cgroup and CPU targets
- * of counting attrs are counted by one BPF program and one perf event per
- * CPU per distinct attr for all of them, whatever the number of processes
- * and handles. It needs the BPF backend, a mounted BPF filesystem (the
- * library mounts nothing), CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN),
- * and a domain is shared by one uid. Groups, task targets, cgroups on a
- * v1 hierarchy and a context with SHPMU_F_NO_SHARING stay process-local
+ * BPF filesystem directory (shpmu_opts.bpffs_dir): cgroup, CPU, task and
+ * process targets of counting attrs are counted by one BPF program and
+ * one perf event per CPU per distinct attr for all of them, whatever the
+ * number of processes and handles. It needs the BPF backend, a mounted
+ * BPF filesystem (the library mounts nothing), CAP_BPF and CAP_PERFMON
+ * (or CAP_SYS_ADMIN), and a domain is shared by one uid. Groups, task and
+ * process targets bound to one CPU or enabled at exec, cgroups on a v1
+ * hierarchy and a context with SHPMU_F_NO_SHARING stay process-local
  * (classic perf events). Each handle's windows stay its own: nothing one
  * process does changes another's counts.
  */
@@ -145,6 +148,9 @@ enum shpmu_target_kind {
 	SHPMU_TARGET_TASK = 0,	 /**< one thread or process */
 	SHPMU_TARGET_CPU = 1,	 /**< everything on one CPU or on all CPUs */
 	SHPMU_TARGET_CGROUP = 2, /**< one cgroup (and its descendants) */
+	/** every thread of a process, present and future (0.3); with
+	 *  attr.inherit, its child processes forked from now on too */
+	SHPMU_TARGET_PROCESS = 3,
 };
 
 /** shpmu_target.cpu value meaning every online CPU. */
@@ -157,8 +163,11 @@ enum shpmu_target_kind {
  */
 struct shpmu_target {
 	enum shpmu_target_kind kind;
-	pid_t pid; /**< TASK: 0 = the calling thread, else a tid or pid */
-	/** TASK: -1 = any CPU, else only while on this CPU;
+	/** TASK: 0 = the calling thread, else a tid or pid;
+	 *  PROCESS: 0 = the calling process, else a process id (a
+	 *  thread-group leader: any other tid gives -EINVAL) */
+	pid_t pid;
+	/** TASK and PROCESS: -1 = any CPU, else only while on this CPU;
 	 *  CPU and CGROUP: a CPU or SHPMU_ALL_CPUS */
 	int cpu;
 	uint64_t cgroup_id;	 /**< CGROUP: the cgroup's id, or 0 */

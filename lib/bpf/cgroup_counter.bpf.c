@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One perf event per CPU counts any number of cgroups (seed 000's design,
- * as perf's bperf_cgroup does it). Each CPU remembers the counted set of
- * the task that switched in: the counted cgroups among its ancestors. The
- * delta of the CPU's events goes to that set when it is settled:
+ * One perf event per CPU counts any number of cgroups, tasks and
+ * processes (seed 000's design, as perf's bperf_cgroup does it). Each CPU
+ * remembers the counted set of the task that switched in: the counted
+ * cgroups among its ancestors, and the targets counting its thread or its
+ * process. The delta of the CPU's events goes to that set when it is
+ * settled:
  *
- *   - at a context switch, unless the incoming task has the same set (then
- *     nothing is read: the time keeps accruing to the same cgroups);
+ *   - at a context switch, unless the incoming task has the same set and
+ *     neither task is counted by itself (then nothing is read: the time
+ *     keeps accruing to the same targets);
  *   - when the running task is moved to another cgroup: perf's own cgroup
  *     controller then runs a function on the task's CPU (an IPI, or a local
  *     call when the task moves itself), which is where classic cgroup
@@ -61,12 +64,38 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 } totals SEC(".maps");
 
+/* Links of counted tasks and processes (cgroup_counter.h): made by
+ * userspace, and here for the children of an inherit target. Neither map
+ * is preallocated: an entry costs memory only while it counts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct task_link));
+	__uint(max_entries, MAX_TASK_LINKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} task_links SEC(".maps");
+
+/* Each counted task target's total of each event it is counted for. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct counter_value));
+	__uint(max_entries, MAX_TASK_TARGETS *MAX_EVENTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} task_totals SEC(".maps");
+
+/* The task targets a task is counted by: its thread's and its process's,
+ * plain and inherit (cgroup_counter.h). */
+enum { TT_TID_PLAIN, TT_TID_INHERIT, TT_TGID_PLAIN, TT_TGID_INHERIT, TT_N };
+
 /* A task's counted set: the slots of the counted cgroups among its own
- * cgroup and its ancestors. */
+ * cgroup and its ancestors, and the task targets counting it. */
 struct counted_set {
 	__u64 leaf;   /* the cgroup id it was walked for; 0: none */
 	__u32 nslots; /* > CACHED_SLOTS: more than a set holds (walk) */
 	__u32 slots[CACHED_SLOTS];
+	__u32 targets[TT_N]; /* NO_TARGET: none */
+	__u32 ntargets;	     /* how many are not NO_TARGET */
 };
 
 /* Each CPU keeps the counted sets of recent cgroups in a small table
@@ -106,6 +135,7 @@ struct cpu_state {
 	__u64 task;	 /* the task that switched in last; 0: none seen yet */
 	__u64 last_task; /* the task that left at that switch */
 	struct counted_set now, last;
+	struct counted_set here; /* room to resolve the task found here */
 	/* Switches not settled yet (the set stayed the same): the two
 	 * switch kinds count them at the next settle. */
 	__u32 pending_switches;
@@ -151,6 +181,14 @@ __u64 moves_settled = 0;
  * ancestors are not counted, and this array says so without a hash
  * lookup. */
 __u16 counted_ids[COUNTED_FILTER_SIZE] = {};
+/* The same for the links' tids and tgids (32-bit: the fork hook adds
+ * to it atomically). */
+__u32 counted_tasks[TASK_FILTER_SIZE] = {};
+/* Children of an inherit target that found the links map full, and went
+ * uncounted. */
+__u64 children_lost = 0;
+/* Nanoseconds per clock tick (USER_HZ), for start times. */
+const volatile __u64 ns_per_tick = 10000000;
 
 /* Typed pointers make the walks below plain loads (the verifier guards
  * them) instead of a helper call per pointer followed. */
@@ -309,7 +347,7 @@ static __always_inline __u32 walk_cgroup(struct cgroup *cgrp,
  * from the cache, walked first unless it is there. The cgroup is read once
  * for both its id and its walk: a task moved meanwhile must not get one
  * cgroup's id with another's set. */
-__noinline int resolve(__u64 task, struct counted_set *out)
+__noinline int resolve_cgroups(__u64 task, struct counted_set *out)
 {
 	struct cgroup *cgrp = task_cgroup(task);
 	__u64 leaf = cgrp->kn->id;
@@ -337,14 +375,79 @@ __noinline int resolve(__u64 task, struct counted_set *out)
 	return 0;
 }
 
+static __always_inline __u64 start_ticks(struct task_struct *t)
+{
+	return t->start_boottime / ns_per_tick;
+}
+
+/* The link of (kind, id) if it counts the task that started at start. */
+static __always_inline struct task_link *link_of(__u32 kind, __u32 id,
+						 __u64 start)
+{
+	__u64 key = task_link_key(kind, id);
+	struct task_link *link;
+
+	if (!counted_tasks[id & (TASK_FILTER_SIZE - 1)])
+		return NULL;
+	link = bpf_map_lookup_elem(&task_links, &key);
+	return link && link->start_ticks == start ? link : NULL;
+}
+
+/* The task targets counting task into out (its targets and ntargets). */
+__noinline int resolve_tasks(__u64 task, struct counted_set *out)
+{
+	struct task_struct *t = as_task(task);
+	struct task_link *tid, *tgid;
+
+	if (!out)
+		return 0;
+	tid = link_of(LINK_TID, t->pid, start_ticks(t));
+	tgid = link_of(LINK_TGID, t->tgid, start_ticks(t->group_leader));
+	out->targets[TT_TID_PLAIN] =
+		tid ? tid->target[TARGET_PLAIN] : NO_TARGET;
+	out->targets[TT_TID_INHERIT] =
+		tid ? tid->target[TARGET_INHERIT] : NO_TARGET;
+	out->targets[TT_TGID_PLAIN] =
+		tgid ? tgid->target[TARGET_PLAIN] : NO_TARGET;
+	out->targets[TT_TGID_INHERIT] =
+		tgid ? tgid->target[TARGET_INHERIT] : NO_TARGET;
+	out->ntargets = (tid ? 2 : 0) + (tgid ? 2 : 0);
+	return 0;
+}
+
+/* Adds delta to task target t's totals of the events it is counted for:
+ * atomically, for the threads of a process run on many CPUs at once. */
+__noinline int add_task_delta(__u32 target, const struct slot_totals *delta)
+{
+	__u32 used = num_events;
+
+	if (!delta || target == NO_TARGET)
+		return 0;
+	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
+		__u64 key = task_total_key(target, e);
+		struct counter_value *total =
+			bpf_map_lookup_elem(&task_totals, &key);
+
+		if (!total)
+			continue;
+		__sync_fetch_and_add(&total->counter, delta->events[e].counter);
+		__sync_fetch_and_add(&total->enabled, delta->events[e].enabled);
+		__sync_fetch_and_add(&total->running, delta->events[e].running);
+	}
+	return 0;
+}
+
 /* Whether time accruing to set a may go on accruing for b: the same
- * cgroup, or cgroups with the same counted ancestors. */
+ * cgroup, or cgroups with the same counted ancestors, and no task of
+ * either counted by itself. */
 __noinline int same_set(const struct counted_set *a,
 			const struct counted_set *b)
 {
 	__u32 n;
 
 	if (!a || !b)
+		return 0;
+	if (a->ntargets || b->ntargets)
 		return 0;
 	if (a->leaf == b->leaf)
 		return 1;
@@ -384,15 +487,22 @@ __noinline int credit(struct cpu_state *st, struct cpu_view *view,
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
 	set = owner == OWNER_LAST ? &st->last : &st->now;
+	if (owner == OWNER_HERE) {
+		resolve_tasks(bpf_get_current_task(), &st->here);
+		set = &st->here;
+	}
+	for (__u32 i = 0; i < TT_N; i++)
+		add_task_delta(set->targets[i], &delta);
 	/* More counted ancestors than a set holds: walk the task here. */
 	if (owner == OWNER_HERE || set->nslots > CACHED_SLOTS)
-		return walk_cgroup(
-			bpf_get_current_task_btf()->cgroups->dfl_cgrp, &delta,
-			CACHED_LEAVES);
+		return set->ntargets +
+		       walk_cgroup(
+			       bpf_get_current_task_btf()->cgroups->dfl_cgrp,
+			       &delta, CACHED_LEAVES);
 	n = set->nslots;
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
 		add_delta(set->slots[i], &delta);
-	return n;
+	return n + set->ntargets;
 }
 
 /* credit(), with the CPU's view marked as being written for readers in
@@ -411,6 +521,13 @@ static __always_inline int settle(struct cpu_state *st, __u32 now_switches,
 	__sync_fetch_and_add(&view->seq, 1);
 	st->settled_ns = bpf_ktime_get_ns();
 	return n;
+}
+
+/* Both halves of a task's counted set. */
+static __always_inline void resolve(__u64 task, struct counted_set *out)
+{
+	resolve_cgroups(task, out);
+	resolve_tasks(task, out);
 }
 
 /* Whose set what accrued belongs to when task (in cgroup leaf), found on
@@ -577,6 +694,46 @@ SEC("raw_tp/cgroup_attach_task")
 int on_attach(__u64 *ctx)
 {
 	return on_move_point();
+}
+
+/* A link for child, forked by parent, to parent's inherit target of
+ * kind, if it has one: the child counts from its first instruction. */
+static __always_inline void inherit_link(__u32 kind, __u32 parent_id,
+					 __u64 parent_start, __u32 child_id,
+					 __u64 child_start)
+{
+	struct task_link *from = link_of(kind, parent_id, parent_start);
+	struct task_link link = {.start_ticks = child_start,
+				 .target = {NO_TARGET, NO_TARGET}};
+	__u64 key = task_link_key(kind, child_id);
+
+	if (!from || from->target[TARGET_INHERIT] == NO_TARGET)
+		return;
+	link.target[TARGET_INHERIT] = from->target[TARGET_INHERIT];
+	if (!bpf_map_update_elem(&task_links, &key, &link, BPF_NOEXIST))
+		__sync_fetch_and_add(
+			&counted_tasks[child_id & (TASK_FILTER_SIZE - 1)], 1);
+	/* A link left by an exited task whose id the child reuses. */
+	else if (bpf_map_update_elem(&task_links, &key, &link, BPF_EXIST))
+		__sync_fetch_and_add(&children_lost, 1);
+}
+
+/* A new thread is in its process's targets already; a thread of an
+ * inherit task target, and a new process forked from an inherit process
+ * target, get links of their own. Runs before the child first runs. */
+SEC("raw_tp/sched_process_fork")
+int on_fork(__u64 *ctx)
+{
+	struct task_struct *parent = as_task(ctx[0]), *child = as_task(ctx[1]);
+	__u32 child_pid = child->pid, child_tgid = child->tgid;
+
+	inherit_link(LINK_TID, parent->pid, start_ticks(parent), child_pid,
+		     start_ticks(child));
+	if (child_pid == child_tgid)
+		inherit_link(LINK_TGID, parent->tgid,
+			     start_ticks(parent->group_leader), child_tgid,
+			     start_ticks(child));
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -26,6 +26,44 @@
  * CPU that keeps switching. */
 #define MAX_UNSETTLED_NS 10000000ull
 
+/* Counted tasks and processes: targets, each with one total per event
+ * counted for it; and links from a tid or tgid to the targets that count
+ * it (its own, and the inherit target of the process it was forked
+ * from). Both maps hold entries only while something is counted. */
+#define MAX_TASK_TARGETS 16384
+#define MAX_TASK_LINKS	 65536
+#define NO_TARGET	 0xffffffffu
+#define TASK_FILTER_SIZE 32768 /* a power of two */
+
+enum task_link_kind {
+	LINK_TID = 1,  /* a thread, alone */
+	LINK_TGID = 2, /* every thread of a process */
+};
+
+/* Which of a link's targets: one counts what was asked for alone, the
+ * other (attr.inherit) also the children forked from now on. */
+enum { TARGET_PLAIN = 0, TARGET_INHERIT = 1 };
+
+static inline __u64 task_link_key(__u32 kind, __u32 id)
+{
+	return (__u64)kind << 32 | id;
+}
+
+/* What a link key leads to, for the task that had that id when it was
+ * counted: start_ticks is its start (the thread group leader's for
+ * LINK_TGID) in clock ticks after boot, as /proc/PID/stat says, so that a
+ * reused id counts nothing. */
+struct task_link {
+	__u64 start_ticks;
+	__u32 target[2]; /* TARGET_PLAIN, TARGET_INHERIT; NO_TARGET: none */
+};
+
+/* A target's total of one event: task_totals key target * MAX_EVENTS + e. */
+static inline __u64 task_total_key(__u32 target, __u32 e)
+{
+	return (__u64)target * MAX_EVENTS + e;
+}
+
 /* How the program takes an event's count at a switch. */
 enum counter_kind {
 	KIND_READ = 0,		   /* the counter's delta */

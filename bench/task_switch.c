@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Task and process targets through the BPF program: what 1000 counted
+ * processes cost a context switch (the ping-pong's two processes among
+ * them), what a switch between two processes of one counted cgroup costs
+ * (no counter is read), and what counting 1000 processes x 4 attrs takes
+ * in fds and in the kernel's memory. Ratios are against the same
+ * ping-pong with nothing counted, measured in the same repetition.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define ROUND_TRIPS 20000
+#define NPROCS	    1000
+
+static const uint64_t four_attrs[] = {
+	PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
+	PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_CONTEXT_SWITCHES};
+
+/* Processes that sleep until their pipe closes. */
+struct sleepers {
+	pid_t pids[NPROCS];
+	int hold;
+};
+
+static void sleepers_start(struct sleepers *s, int n)
+{
+	int p[2];
+	char c;
+
+	if (pipe(p))
+		die("pipe", errno);
+	for (int i = 0; i < n; i++) {
+		s->pids[i] = fork();
+		if (s->pids[i] < 0)
+			die("fork", errno);
+		if (s->pids[i] == 0) {
+			close(p[1]);
+			while (read(p[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+	}
+	close(p[0]);
+	s->hold = p[1];
+}
+
+static void sleepers_end(struct sleepers *s, int n)
+{
+	close(s->hold);
+	for (int i = 0; i < n; i++)
+		waitpid(s->pids[i], NULL, 0);
+}
+
+/* A ping-pong whose two processes wait for go before they start: the
+ * caller counts them (by pid) in between. */
+struct pair {
+	pid_t ping, pong;
+	int go, result;
+};
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void move_self(const char *cgroup)
+{
+	char procs[600];
+	FILE *f;
+
+	if (!cgroup)
+		return;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	f = fopen(procs, "w");
+	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+		_exit(1);
+}
+
+static void pair_start(struct pair *p, const char *cgroup)
+{
+	int ab[2], ba[2], go[2], res[2];
+	char byte = 0;
+
+	if (pipe(ab) || pipe(ba) || pipe(go) || pipe(res))
+		die("pipe", errno);
+	p->pong = fork();
+	if (p->pong == 0) {
+		move_self(cgroup);
+		pin_cpu0();
+		for (int i = 0; i < ROUND_TRIPS; i++)
+			if (read(ab[0], &byte, 1) != 1 ||
+			    write(ba[1], &byte, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	p->ping = fork();
+	if (p->ping == 0) {
+		double t0, ns;
+
+		move_self(cgroup);
+		pin_cpu0();
+		if (read(go[0], &byte, 1) != 1)
+			_exit(1);
+		t0 = now_ns();
+		for (int i = 0; i < ROUND_TRIPS; i++)
+			if (write(ab[1], &byte, 1) != 1 ||
+			    read(ba[0], &byte, 1) != 1)
+				_exit(1);
+		ns = (now_ns() - t0) / ROUND_TRIPS;
+		if (write(res[1], &ns, sizeof(ns)) != sizeof(ns))
+			_exit(1);
+		_exit(0);
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	close(go[0]);
+	close(res[1]);
+	p->go = go[1];
+	p->result = res[0];
+}
+
+/* Lets the pair run: the ns per round trip. */
+static double pair_run(struct pair *p)
+{
+	double per_rt = -1;
+
+	if (write(p->go, "g", 1) != 1 ||
+	    read(p->result, &per_rt, sizeof(per_rt)) != sizeof(per_rt))
+		per_rt = -1;
+	waitpid(p->ping, NULL, 0);
+	waitpid(p->pong, NULL, 0);
+	close(p->go);
+	close(p->result);
+	return per_rt;
+}
+
+static double bare_pair(void)
+{
+	struct pair p;
+
+	pair_start(&p, NULL);
+	return pair_run(&p);
+}
+
+static struct shpmu *bpf_context(void)
+{
+	SHPMU_OPTS(opts, .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF);
+	struct shpmu *pmu = shpmu_new(&opts);
+
+	if (!pmu)
+		die("shpmu_new (BPF)", errno);
+	return pmu;
+}
+
+static struct shpmu *classic_context(void)
+{
+	SHPMU_OPTS(opts, .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
+	struct shpmu *pmu = shpmu_new(&opts);
+
+	if (!pmu)
+		die("shpmu_new", errno);
+	return pmu;
+}
+
+static int open_process(struct shpmu *pmu, pid_t pid, uint64_t config)
+{
+	struct perf_event_attr a = bench_attr(config, false);
+	struct shpmu_target t = {
+		.kind = SHPMU_TARGET_PROCESS, .pid = pid, .cpu = -1};
+	int h = shpmu_open(pmu, &a, &t);
+
+	if (h < 0)
+		die("process target", -h);
+	return h;
+}
+
+/* The ping-pong with its two processes and 998 sleepers counted. */
+static void task_switch(struct figure *f)
+{
+	static struct sleepers s;
+	double samples[REPS];
+
+	for (int rep = 0; rep < REPS; rep++) {
+		double bare = bare_pair();
+		struct shpmu *pmu = bpf_context();
+		struct pair p;
+
+		sleepers_start(&s, NPROCS - 2);
+		pair_start(&p, NULL);
+		open_process(pmu, p.ping, PERF_COUNT_SW_TASK_CLOCK);
+		open_process(pmu, p.pong, PERF_COUNT_SW_TASK_CLOCK);
+		for (int i = 0; i < NPROCS - 2; i++)
+			open_process(pmu, s.pids[i], PERF_COUNT_SW_TASK_CLOCK);
+		samples[rep] = pair_run(&p) / bare;
+		shpmu_free(pmu);
+		sleepers_end(&s, NPROCS - 2);
+	}
+	figure_set(f, samples, REPS);
+	snprintf(f->note, sizeof(f->note),
+		 "%d processes counted by BPF, ping and pong among them",
+		 NPROCS);
+}
+
+/* The ping-pong in one counted cgroup, neither process counted itself. */
+static void same_set_switch(struct figure *f, const char *base)
+{
+	double samples[REPS];
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/ping", base);
+	for (int rep = 0; rep < REPS; rep++) {
+		double bare = bare_pair();
+		struct shpmu *pmu = bpf_context();
+		struct perf_event_attr a =
+			bench_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+		struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+					 .cpu = SHPMU_ALL_CPUS,
+					 .cgroup_path = path};
+		struct pair p;
+
+		if (shpmu_open(pmu, &a, &t) < 0)
+			die("cgroup target", errno);
+		pair_start(&p, path);
+		samples[rep] = pair_run(&p) / bare;
+		shpmu_free(pmu);
+	}
+	figure_set(f, samples, REPS);
+	snprintf(f->note, sizeof(f->note),
+		 "ping and pong in one counted cgroup: no counter read");
+}
+
+/* What the task maps of this process's BPF program take: their memlock
+ * in fdinfo, found by their shape (links: 16-byte values, 65536 entries;
+ * totals: 24-byte values, 131072 entries). */
+static uint64_t task_map_bytes(void)
+{
+	uint64_t total = 0;
+
+	for (int fd = 0; fd < 65536; fd++) {
+		char path[64], line[128];
+		unsigned long long v, memlock = 0, size = 0, entries = 0;
+		FILE *fi;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		fi = fopen(path, "re");
+		if (!fi) {
+			if (errno == ENOENT && fd > 4096)
+				break;
+			continue;
+		}
+		while (fgets(line, sizeof(line), fi)) {
+			if (sscanf(line, "value_size: %llu", &v) == 1)
+				size = v;
+			else if (sscanf(line, "max_entries: %llu", &v) == 1)
+				entries = v;
+			else if (sscanf(line, "memlock: %llu", &v) == 1)
+				memlock = v;
+		}
+		fclose(fi);
+		if ((size == 16 && entries == 65536) ||
+		    (size == 24 && entries == 131072))
+			total += memlock;
+	}
+	return total;
+}
+
+/* fds and kernel memory for 1000 processes x 4 attrs. */
+static void process_fds(struct figure *fds, struct figure *bytes)
+{
+	static struct sleepers s;
+	struct shpmu *pmu = bpf_context(), *classic = classic_context();
+	struct shpmu_stats st, cst;
+	uint64_t before = task_map_bytes(), after;
+	double one[1];
+
+	sleepers_start(&s, NPROCS);
+	for (int i = 0; i < NPROCS; i++)
+		for (int a = 0; a < 4; a++) {
+			open_process(pmu, s.pids[i], four_attrs[a]);
+			open_process(classic, s.pids[i], four_attrs[a]);
+		}
+	after = task_map_bytes();
+	shpmu_get_stats(pmu, &st);
+	shpmu_get_stats(classic, &cst);
+	one[0] = (double)st.kernel_fds;
+	figure_set(fds, one, 1);
+	snprintf(fds->note, sizeof(fds->note),
+		 "BPF; classic: %llu fds (one per thread per attr)",
+		 (unsigned long long)cst.kernel_fds);
+	one[0] = (double)(after - before) / (NPROCS * 4);
+	figure_set(bytes, one, 1);
+	snprintf(bytes->note, sizeof(bytes->note),
+		 "task maps %llu -> %llu bytes for %d targets x 4 attrs",
+		 (unsigned long long)before, (unsigned long long)after, NPROCS);
+	shpmu_free(classic);
+	shpmu_free(pmu);
+	sleepers_end(&s, NPROCS);
+}
+
+void bench_task_targets(struct figure *task_switch_fig, struct figure *same_set,
+			struct figure *fds, struct figure *bytes)
+{
+	struct shpmu *probe = shpmu_new(NULL);
+	char root[256], base[512], ping[600];
+
+	if (!probe || shpmu_cgroup_root(probe, root, sizeof(root))) {
+		shpmu_free(probe);
+		figure_skip(same_set, "needs a cgroup hierarchy and root");
+	} else {
+		shpmu_free(probe);
+		snprintf(base, sizeof(base), "%s/shpmu-bench-tasks-%d", root,
+			 getpid());
+		snprintf(ping, sizeof(ping), "%s/ping", base);
+		if (mkdir(base, 0755) || mkdir(ping, 0755))
+			die("mkdir", errno);
+		same_set_switch(same_set, base);
+		rmdir(ping);
+		rmdir(base);
+	}
+	task_switch(task_switch_fig);
+	process_fds(fds, bytes);
+}
