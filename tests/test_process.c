@@ -222,7 +222,7 @@ static uint64_t value_of(struct shpmu *pmu, int h)
 /* Counts one threads worker with a and b at once. */
 static void count_threads(struct shpmu *a, struct shpmu *b, const char *name)
 {
-	uint64_t burn = 10000000, va, vb;
+	uint64_t burn = 25000000, va, vb;
 	struct worker w;
 	struct totals t;
 	int ha, hb;
