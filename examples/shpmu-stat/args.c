@@ -17,7 +17,14 @@ void usage(FILE *f)
 		"  -e, --event LIST     events: names, or groups in {a,b}\n"
 		"  -a, --all-cpus       count every CPU\n"
 		"  -C, --cpu LIST       count these CPUs (0,2-3)\n"
-		"  -p, --pid PID        count an existing process\n"
+		"  -p, --pid PID        count a process: its threads, present "
+		"and future,\n"
+		"                       and what it forks, until ^C or the "
+		"command ends\n"
+		"      --per-thread     with -p: a row per thread there at the "
+		"start; threads\n"
+		"                       started later count in their starter's "
+		"row\n"
 		"  -G, --cgroup LIST    count these cgroups (paths), per "
 		"cgroup\n"
 		"      --cgroup-id LIST count these cgroups, by id\n"
@@ -150,7 +157,7 @@ static int add_cgroups(struct options *o, char *list, bool by_id)
 
 int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_CGROUP_ID = 256 };
+	enum { OPT_CGROUP_ID = 256, OPT_PER_THREAD };
 	static const struct option longs[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"all-cpus", no_argument, NULL, 'a'},
@@ -158,6 +165,7 @@ int parse_args(int argc, char **argv, struct options *o)
 		{"pid", required_argument, NULL, 'p'},
 		{"cgroup", required_argument, NULL, 'G'},
 		{"cgroup-id", required_argument, NULL, OPT_CGROUP_ID},
+		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 		{"interval-print", required_argument, NULL, 'I'},
 		{"field-separator", required_argument, NULL, 'x'},
 		{"json", no_argument, NULL, 'j'},
@@ -189,6 +197,17 @@ int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'p':
 			o->pid = atoi(optarg);
+			/* 0 would name shpmu-stat itself to the library. */
+			if (o->pid <= 0) {
+				fprintf(stderr,
+					"shpmu-stat: bad process id "
+					"'%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_PER_THREAD:
+			o->per_thread = true;
 			break;
 		case 'G':
 		case OPT_CGROUP_ID:
@@ -241,6 +260,11 @@ int parse_args(int argc, char **argv, struct options *o)
 	if (o->pid && (o->all_cpus || o->ncpus || o->ncgroups)) {
 		fprintf(stderr, "shpmu-stat: -p counts one process; it does "
 				"not mix with -a, -C or -G\n");
+		return -1;
+	}
+	if (o->per_thread && !o->pid) {
+		fprintf(stderr, "shpmu-stat: --per-thread splits a process "
+				"by thread: it needs -p\n");
 		return -1;
 	}
 	return 0;

@@ -5,6 +5,7 @@
  * requests that repeat one (the same event twice, or an event inside and
  * outside a group) share kernel events, which -v shows.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@
 
 struct target_slot {
 	struct shpmu_target t;
-	int row; /* cgroup index, or -1 */
+	int row;       /* cgroup or thread index, or -1 */
+	char comm[16]; /* --per-thread: the thread's name at the start */
 };
 
 static struct target_slot targets[MAX_TARGETS];
@@ -57,7 +59,113 @@ static int add_target(struct shpmu_target t, int row)
 			MAX_TARGETS);
 		return -1;
 	}
-	targets[ntargets++] = (struct target_slot){t, row};
+	targets[ntargets++] = (struct target_slot){.t = t, .row = row};
+	return 0;
+}
+
+/* The number after key ("Tgid:") in /proc/PID/status; -1 if none. */
+static long status_field(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			v = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* -p takes a process id: a process target refuses a thread's id, and
+ * /proc/TID/task would list the whole process under the thread's id. So
+ * say which id to give, before the library says it in its terms. */
+static int check_process(pid_t pid)
+{
+	long tgid = status_field(pid, "Tgid:");
+
+	if (tgid < 0) {
+		fprintf(stderr, "shpmu-stat: no such process: %d\n", (int)pid);
+		return -1;
+	}
+	if (tgid != pid) {
+		fprintf(stderr,
+			"shpmu-stat: %d is a thread of process %ld: -p takes "
+			"a process id\n",
+			(int)pid, tgid);
+		return -1;
+	}
+	return 0;
+}
+
+/* A thread's name; -1 once the thread is gone. */
+static int read_comm(pid_t pid, pid_t tid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+	int err = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+		 (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(comm, (int)len, f)) {
+		comm[strcspn(comm, "\n")] = '\0';
+		err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
+/* --per-thread: a task target for each thread there now, each its own
+ * row, in /proc's order (the leader first). Threads started later have no
+ * row: inherit counts them in the row of the thread that started them. */
+static int add_thread_targets(pid_t pid)
+{
+	struct dirent *d;
+	char path[64];
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir) {
+		fprintf(stderr, "shpmu-stat: no such process: %d\n", (int)pid);
+		return -1;
+	}
+	while ((d = readdir(dir))) {
+		struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+
+		t.pid = atoi(d->d_name);
+		if (t.pid <= 0)
+			continue; /* "." and ".." */
+		if (ntargets == MAX_THREADS) {
+			fprintf(stderr,
+				"shpmu-stat: more than %d threads to show "
+				"apart\n",
+				MAX_THREADS);
+			closedir(dir);
+			return -1;
+		}
+		/* A thread that has just exited has no row. */
+		if (read_comm(pid, t.pid, targets[ntargets].comm,
+			      sizeof(targets[ntargets].comm)))
+			continue;
+		targets[ntargets].t = t;
+		targets[ntargets].row = (int)ntargets;
+		ntargets++;
+	}
+	closedir(dir);
+	if (!ntargets) {
+		fprintf(stderr, "shpmu-stat: no such process: %d\n", (int)pid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -96,10 +204,36 @@ static int build_targets(const struct options *o, pid_t child)
 				return -1;
 		return 0;
 	}
+	if (o->pid && check_process(o->pid))
+		return -1;
+	if (o->per_thread)
+		return add_thread_targets(o->pid);
+	/* -p: every thread, those to come too, as perf stat -p counts. */
+	if (o->pid)
+		return add_target(
+			(struct shpmu_target){.kind = SHPMU_TARGET_PROCESS,
+					      .pid = o->pid,
+					      .cpu = -1},
+			-1);
 	return add_target((struct shpmu_target){.kind = SHPMU_TARGET_TASK,
-						.pid = o->pid ? o->pid : child,
+						.pid = child,
 						.cpu = -1},
 			  -1);
+}
+
+/* The fds a target's event would take without sharing: one per CPU it
+ * spans, or for a process one per thread, as perf stat -p opens them. */
+static uint64_t fds_alone(const struct shpmu_target *t, long online)
+{
+	long threads;
+
+	if (t->kind == SHPMU_TARGET_PROCESS) {
+		threads = status_field(t->pid, "Threads:");
+		return threads > 0 ? (uint64_t)threads : 1;
+	}
+	if (t->kind == SHPMU_TARGET_TASK || t->cpu != SHPMU_ALL_CPUS)
+		return 1;
+	return (uint64_t)online;
 }
 
 static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
@@ -115,9 +249,10 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 			if (shpmu_event_attr(pmu, o->events[un->first + i],
 					     &attrs[i]))
 				return -1;
-			/* A command is counted from its exec on, children
-			 * included, as perf stat does. */
-			attrs[i].inherit = on_exec;
+			/* A command is counted from its exec on, a process
+			 * (-p) from now on, children included, as perf stat
+			 * does. */
+			attrs[i].inherit = on_exec || o->pid;
 			attrs[i].enable_on_exec = on_exec && i == 0;
 			attrs[i].disabled = on_exec && i == 0;
 		}
@@ -127,6 +262,12 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 					   : shpmu_open_group(pmu, attrs, un->n,
 							      &targets[t].t);
 
+			/* Listed, then gone before its open: the row shows
+			 * it, not counted. */
+			if (h == -ESRCH && o->per_thread) {
+				handles[u][t] = -1;
+				continue;
+			}
 			if (h < 0) {
 				fprintf(stderr,
 					"shpmu-stat: cannot count %s: "
@@ -136,12 +277,7 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 			}
 			handles[u][t] = h;
 			*fds_unshared +=
-				un->n *
-				(targets[t].t.kind != SHPMU_TARGET_TASK &&
-						 targets[t].t.cpu ==
-							 SHPMU_ALL_CPUS
-					 ? (uint64_t)online
-					 : 1);
+				un->n * fds_alone(&targets[t].t, online);
 		}
 	}
 	return 0;
@@ -156,6 +292,8 @@ static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 	struct shpmu_count c[MAX_EVENTS];
 	int err;
 
+	if (handles[u][t] < 0)
+		return 0;
 	err = un->n == 1 ? shpmu_read(pmu, handles[u][t], &c[0])
 			 : shpmu_read_group(pmu, handles[u][t], c, un->n);
 	if (err)
@@ -168,8 +306,10 @@ static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 	return 0;
 }
 
-/* What each row's events had reached at the last interval. */
-static struct shpmu_count previous[MAX_CGROUPS][MAX_EVENTS];
+/* Each row's events now, and what they had reached at the last
+ * interval. */
+static struct shpmu_count sums[MAX_ROWS][MAX_EVENTS];
+static struct shpmu_count previous[MAX_ROWS][MAX_EVENTS];
 
 static void subtract(struct shpmu_count *now, struct shpmu_count *before)
 {
@@ -181,34 +321,53 @@ static void subtract(struct shpmu_count *now, struct shpmu_count *before)
 	*before = total;
 }
 
+static size_t row_count(const struct options *o)
+{
+	if (o->ncgroups)
+		return o->ncgroups;
+	return o->per_thread ? ntargets : 1;
+}
+
+static void print_one(const struct options *o, size_t r, size_t e, double ts)
+{
+	const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
+	struct row row = {
+		.event = o->events[e],
+		.cgroup = cg && !*cg ? "/" : cg,
+		.comm = o->per_thread ? targets[r].comm : NULL,
+		.tid = o->per_thread ? targets[r].t.pid : 0,
+		.count = sums[r][e],
+	};
+
+	print_row(o, &row, ts);
+}
+
 /* Prints every row: totals, or with per_interval what changed since the
  * last call (nothing is reset, so nothing is lost between read and
  * reset). */
 static int report(struct shpmu *pmu, const struct options *o, double ts,
 		  bool per_interval)
 {
-	int nrows = o->ncgroups ? (int)o->ncgroups : 1;
+	size_t nrows = row_count(o);
 
-	for (int r = 0; r < nrows; r++) {
-		struct shpmu_count sums[MAX_EVENTS];
+	memset(sums, 0, sizeof(sums[0]) * nrows);
+	for (size_t t = 0; t < ntargets; t++) {
+		size_t r = targets[t].row < 0 ? 0 : (size_t)targets[t].row;
 
-		memset(sums, 0, sizeof(sums));
-		for (size_t t = 0; t < ntargets; t++) {
-			if (o->ncgroups && targets[t].row != r)
-				continue;
-			for (size_t u = 0; u < o->nunits; u++)
-				if (read_unit(pmu, o, u, t, sums))
-					return -1;
-		}
-		for (size_t e = 0; per_interval && e < o->nevents; e++)
-			subtract(&sums[e], &previous[r][e]);
-		for (size_t e = 0; e < o->nevents; e++) {
-			const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
-			struct row row = {o->events[e], cg && !*cg ? "/" : cg,
-					  sums[e]};
-
-			print_row(o, &row, ts);
-		}
+		for (size_t u = 0; u < o->nunits; u++)
+			if (read_unit(pmu, o, u, t, sums[r]))
+				return -1;
+	}
+	for (size_t r = 0; per_interval && r < nrows; r++)
+		for (size_t e = 0; e < o->nevents; e++)
+			subtract(&sums[r][e], &previous[r][e]);
+	/* Cgroups row by row; threads event by event, in perf stat
+	 * --per-thread's order. */
+	for (size_t i = 0; i < nrows * o->nevents; i++) {
+		if (o->per_thread)
+			print_one(o, i % nrows, i / nrows, ts);
+		else
+			print_one(o, i / o->nevents, i % o->nevents, ts);
 	}
 	fflush(stdout);
 	return 0;
@@ -305,8 +464,10 @@ int main(int argc, char **argv)
 	}
 	if (build_targets(&o, child))
 		goto kill_child;
+	/* With -p, the command is only a timer. */
 	if (open_all(pmu, &o,
-		     o.command && !o.all_cpus && !o.ncpus && !o.ncgroups,
+		     o.command && !o.pid && !o.all_cpus && !o.ncpus &&
+			     !o.ncgroups,
 		     &fds_unshared))
 		goto kill_child;
 	print_header(&o);

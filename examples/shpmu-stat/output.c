@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* shpmu-stat's output: perf stat's human layout, its CSV field order
- * (value, unit, event, [cgroup,] run time, running %, metric value, metric
- * unit), or one JSON object per line. */
+ * ([thread,] value, unit, event, [cgroup,] run time, running %, metric value,
+ * metric unit), or one JSON object per line. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -52,13 +52,14 @@ void print_header(const struct options *o)
 	if (o->format != OUT_HUMAN || o->interval_ms)
 		return;
 	printf("\n Performance counter stats for ");
-	if (o->command) {
+	/* With -p, a command only says how long to count. */
+	if (o->pid) {
+		printf("process id '%d'", (int)o->pid);
+	} else if (o->command) {
 		printf("'");
 		for (char **a = o->command; *a; a++)
 			printf("%s%s", *a, a[1] ? " " : "");
 		printf("'");
-	} else if (o->pid) {
-		printf("process id '%d'", (int)o->pid);
 	} else {
 		printf("'system wide'");
 	}
@@ -69,13 +70,18 @@ void print_row(const struct options *o, const struct row *r, double ts)
 {
 	const char *unit = is_clock(r->event) ? "msec" : "";
 	double pct = running_pct(&r->count);
-	char value[64];
+	char value[64], thread[48];
 
 	value_text(r, value, sizeof(value));
+	/* perf's name for a thread's row: comm-tid. */
+	if (r->comm)
+		snprintf(thread, sizeof(thread), "%s-%d", r->comm, (int)r->tid);
 	switch (o->format) {
 	case OUT_CSV:
 		if (o->interval_ms)
 			printf("%.9f%s", ts, o->sep);
+		if (r->comm)
+			printf("%s%s", thread, o->sep);
 		printf("%s%s%s%s%s%s", value, o->sep, unit, o->sep, r->event,
 		       o->sep);
 		if (r->cgroup)
@@ -87,6 +93,11 @@ void print_row(const struct options *o, const struct row *r, double ts)
 		printf("{");
 		if (o->interval_ms)
 			printf("\"interval\" : %.9f, ", ts);
+		if (r->comm) {
+			printf("\"thread\" : ");
+			print_json_string(thread);
+			printf(", ");
+		}
 		printf("\"counter-value\" : \"%s\", \"unit\" : \"%s\", "
 		       "\"event\" : ",
 		       value, unit);
@@ -102,6 +113,9 @@ void print_row(const struct options *o, const struct row *r, double ts)
 	case OUT_HUMAN:
 		if (o->interval_ms)
 			printf("%14.9f ", ts);
+		/* Aligned on the dash, as perf aligns it. */
+		if (r->comm)
+			printf("%16s-%-8d ", r->comm, (int)r->tid);
 		printf("%18s %-5s %-24s", value, unit, r->event);
 		if (r->cgroup)
 			printf(" %s", r->cgroup);

@@ -14,6 +14,8 @@
 #define MAX_EVENTS  64
 #define MAX_CGROUPS 256
 #define MAX_CPUS    4096
+#define MAX_THREADS 1024 /* --per-thread */
+#define MAX_ROWS    (MAX_THREADS > MAX_CGROUPS ? MAX_THREADS : MAX_CGROUPS)
 
 /* One thing opened as a unit: a single event, or a {group}. */
 struct unit {
@@ -31,6 +33,7 @@ struct options {
 	int cpus[MAX_CPUS];
 	int ncpus; /* 0: not given */
 	pid_t pid; /* -p; 0: none */
+	bool per_thread;
 	const char *cgroups[MAX_CGROUPS];
 	uint64_t cgroup_ids[MAX_CGROUPS];
 	size_t ncgroups;
@@ -46,10 +49,13 @@ struct options {
 int parse_args(int argc, char **argv, struct options *opts);
 void usage(FILE *f);
 
-/* A reading of one event for one row (a cgroup, or everything). */
+/* A reading of one event for one row (a cgroup, a thread, or
+ * everything). */
 struct row {
 	const char *event;
 	const char *cgroup; /* NULL when not per cgroup */
+	const char *comm;   /* the thread's name; NULL when not per thread */
+	pid_t tid;
 	struct shpmu_count count;
 };
 
