@@ -364,10 +364,11 @@ Test(process, inherit_counts_children_forked_from_now_on)
 		 * their own clocks. */
 		cr_expect_geq(with[i], all * 98 / 100,
 			      "%s with inherit missed children", name);
-		cr_expect_leq(with[i], all * 105 / 100 + exits,
-			      "%s with inherit: %llu over %llu", name,
-			      (unsigned long long)with[i],
-			      (unsigned long long)all);
+		/* Under valgrind a fork and an exit cost more than the
+		 * work: only the lower bound holds there. */
+		cr_expect(under_valgrind || with[i] <= all * 105 / 100 + exits,
+			  "%s with inherit: %llu over %llu", name,
+			  (unsigned long long)with[i], (unsigned long long)all);
 		expect_within_pct(without[i], self, 5, "no inherit vs self");
 	}
 	for (int i = 0; i < 2; i++) {
@@ -452,7 +453,10 @@ Test(process, a_thousand_processes_share_one_event_per_cpu_per_attr)
 	cr_assert_eq(shpmu_read_many(bpf, hs, (size_t)nh, out), 0);
 	for (int i = 0; i < n; i++)
 		counted += out[i].value;
-	expect_within_pct(counted, sum, 2, "1000 processes' task-clock");
+	/* Under valgrind each wake-up and report outweighs the work. */
+	if (!under_valgrind)
+		expect_within_pct(counted, sum, 2,
+				  "1000 processes' task-clock");
 	close(w.hold[1]);
 	for (int i = 0; i < n; i++)
 		waitpid(pids[i], NULL, 0);
@@ -523,6 +527,10 @@ Test(process, a_reused_pid_is_another_process)
 	struct shpmu *pmus[2] = {classic, bpf};
 	uint64_t burn = 30000000;
 
+	/* The pidfs identity that tells processes apart comes from
+	 * pidfd_open, which valgrind does not pass through. */
+	if (under_valgrind)
+		cr_skip_test("valgrind does not pass pidfd_open through");
 	for (int i = 0; i < 2; i++) {
 		struct shpmu_stats before, after;
 		uint64_t old_value;

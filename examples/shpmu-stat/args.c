@@ -242,14 +242,6 @@ int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (!o->nevents) {
-		for (size_t i = 0; i < 4; i++)
-			o->events[i] = strdup(default_events[i]);
-		o->nevents = 4;
-		for (size_t i = 0; i < 4; i++)
-			o->units[i] = (struct unit){i, 1};
-		o->nunits = 4;
-	}
 	if (!o->command && !o->pid && !o->all_cpus && !o->ncpus &&
 	    !o->ncgroups) {
 		fprintf(stderr, "shpmu-stat: say what to count: a command, "
@@ -266,6 +258,15 @@ int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "shpmu-stat: --per-thread splits a process "
 				"by thread: it needs -p\n");
 		return -1;
+	}
+	/* After the checks: a usage error leaves nothing allocated. */
+	if (!o->nevents) {
+		for (size_t i = 0; i < 4; i++)
+			o->events[i] = strdup(default_events[i]);
+		o->nevents = 4;
+		for (size_t i = 0; i < 4; i++)
+			o->units[i] = (struct unit){i, 1};
+		o->nunits = 4;
 	}
 	return 0;
 }

@@ -444,8 +444,12 @@ int main(int argc, char **argv)
 	pid_t child = 0;
 	double start;
 
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o)) {
+		/* -e may have been parsed before the error. */
+		for (size_t i = 0; i < o.nevents; i++)
+			free(o.events[i]);
 		return 2;
+	}
 	pmu = shpmu_new(&popts);
 	if (!pmu) {
 		fprintf(stderr, "shpmu-stat: %s\n", strerror(errno));
