@@ -555,7 +555,8 @@ Test(host, processes_killed_anywhere_leave_nothing_behind)
 	}
 	cr_log_info("%d of %d victims died inside a change", killed_inside,
 		    rounds);
-	cr_expect_gt(killed_inside, rounds / 4);
+	/* Valgrind's few rounds make a quarter a coin toss: one will do. */
+	cr_expect_gt(killed_inside, under_valgrind ? 0 : rounds / 4);
 	for (int i = 0; i < 2; i++)
 		helper_quit(&s[i].proc);
 }
