@@ -49,6 +49,18 @@ void bench_papi_read(struct figure *f);
 void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 			 struct figure *f1000, struct figure *b200,
 			 struct figure *b1000, struct figure *bfds);
+/* A ping-pong whose two processes, each moved into its cgroup (NULL:
+ * where it is), wait for pair_run before they start: the caller may count
+ * them (by pid) in between. pair_run gives the ns per round trip, -1 if
+ * it failed. */
+struct pair {
+	pid_t ping, pong;
+	int go, result;
+};
+void pair_start(struct pair *p, const char *ping_cgroup,
+		const char *pong_cgroup);
+double pair_run(struct pair *p);
+
 /* The ping-pong's cgroups (base/ping, base/pong, base/c0000 ...
  * base/c0999), made under pmu's cgroup root; the ns per round trip; a
  * task-clock-like handle on base/name. */

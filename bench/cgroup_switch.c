@@ -7,95 +7,29 @@
  * the same ping-pong with nothing counted, measured in the same repetition.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 
-#define ROUND_TRIPS 20000
-#define EXTRA_MAX   SWITCH_EXTRA
+#define EXTRA_MAX SWITCH_EXTRA
 
 static char base[512];
 
-static void move_to(const char *cgroup)
-{
-	char procs[600];
-	FILE *f;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
-	f = fopen(procs, "w");
-	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
-		_exit(1);
-}
-
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-/* One ping-pong: the ns per round trip, as the pinger measured it. */
+/* One ping-pong between base/ping and base/pong: the ns per round trip,
+ * as the pinger measured it. */
 double ping_pong(void)
 {
-	int ab[2], ba[2], res[2];
-	pid_t ping, pong;
-	double per_rt = -1;
-	char byte = 0;
+	char ping[600], pong[600];
+	struct pair p;
 
-	if (pipe(ab) || pipe(ba) || pipe(res))
-		die("pipe", errno);
-	pong = fork();
-	if (pong == 0) {
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/pong", base);
-		move_to(path);
-		pin_cpu0();
-		for (int i = 0; i < ROUND_TRIPS; i++)
-			if (read(ab[0], &byte, 1) != 1 ||
-			    write(ba[1], &byte, 1) != 1)
-				_exit(1);
-		_exit(0);
-	}
-	ping = fork();
-	if (ping == 0) {
-		char path[600];
-		double t0, ns;
-
-		snprintf(path, sizeof(path), "%s/ping", base);
-		move_to(path);
-		pin_cpu0();
-		t0 = now_ns();
-		for (int i = 0; i < ROUND_TRIPS; i++)
-			if (write(ab[1], &byte, 1) != 1 ||
-			    read(ba[0], &byte, 1) != 1)
-				_exit(1);
-		ns = (now_ns() - t0) / ROUND_TRIPS;
-		if (write(res[1], &ns, sizeof(ns)) != sizeof(ns))
-			_exit(1);
-		_exit(0);
-	}
-	if (read(res[0], &per_rt, sizeof(per_rt)) != sizeof(per_rt))
-		per_rt = -1;
-	waitpid(ping, NULL, 0);
-	waitpid(pong, NULL, 0);
-	close(ab[0]);
-	close(ab[1]);
-	close(ba[0]);
-	close(ba[1]);
-	close(res[0]);
-	close(res[1]);
-	return per_rt;
+	snprintf(ping, sizeof(ping), "%s/ping", base);
+	snprintf(pong, sizeof(pong), "%s/pong", base);
+	pair_start(&p, ping, pong);
+	return pair_run(&p);
 }
 
 int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)

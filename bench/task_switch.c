@@ -8,9 +8,6 @@
  * ping-pong with nothing counted, measured in the same repetition.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +17,7 @@
 
 #include "bench.h"
 
-#define ROUND_TRIPS 20000
-#define NPROCS	    1000
+#define NPROCS 1000
 
 static const uint64_t four_attrs[] = {
 	PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_CLOCK,
@@ -62,100 +58,11 @@ static void sleepers_end(struct sleepers *s, int n)
 		waitpid(s->pids[i], NULL, 0);
 }
 
-/* A ping-pong whose two processes wait for go before they start: the
- * caller counts them (by pid) in between. */
-struct pair {
-	pid_t ping, pong;
-	int go, result;
-};
-
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static void move_self(const char *cgroup)
-{
-	char procs[600];
-	FILE *f;
-
-	if (!cgroup)
-		return;
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
-	f = fopen(procs, "w");
-	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
-		_exit(1);
-}
-
-static void pair_start(struct pair *p, const char *cgroup)
-{
-	int ab[2], ba[2], go[2], res[2];
-	char byte = 0;
-
-	if (pipe(ab) || pipe(ba) || pipe(go) || pipe(res))
-		die("pipe", errno);
-	p->pong = fork();
-	if (p->pong == 0) {
-		move_self(cgroup);
-		pin_cpu0();
-		for (int i = 0; i < ROUND_TRIPS; i++)
-			if (read(ab[0], &byte, 1) != 1 ||
-			    write(ba[1], &byte, 1) != 1)
-				_exit(1);
-		_exit(0);
-	}
-	p->ping = fork();
-	if (p->ping == 0) {
-		double t0, ns;
-
-		move_self(cgroup);
-		pin_cpu0();
-		if (read(go[0], &byte, 1) != 1)
-			_exit(1);
-		t0 = now_ns();
-		for (int i = 0; i < ROUND_TRIPS; i++)
-			if (write(ab[1], &byte, 1) != 1 ||
-			    read(ba[0], &byte, 1) != 1)
-				_exit(1);
-		ns = (now_ns() - t0) / ROUND_TRIPS;
-		if (write(res[1], &ns, sizeof(ns)) != sizeof(ns))
-			_exit(1);
-		_exit(0);
-	}
-	close(ab[0]);
-	close(ab[1]);
-	close(ba[0]);
-	close(ba[1]);
-	close(go[0]);
-	close(res[1]);
-	p->go = go[1];
-	p->result = res[0];
-}
-
-/* Lets the pair run: the ns per round trip. */
-static double pair_run(struct pair *p)
-{
-	double per_rt = -1;
-
-	if (write(p->go, "g", 1) != 1 ||
-	    read(p->result, &per_rt, sizeof(per_rt)) != sizeof(per_rt))
-		per_rt = -1;
-	waitpid(p->ping, NULL, 0);
-	waitpid(p->pong, NULL, 0);
-	close(p->go);
-	close(p->result);
-	return per_rt;
-}
-
 static double bare_pair(void)
 {
 	struct pair p;
 
-	pair_start(&p, NULL);
+	pair_start(&p, NULL, NULL);
 	return pair_run(&p);
 }
 
@@ -203,7 +110,7 @@ static void task_switch(struct figure *f)
 		struct pair p;
 
 		sleepers_start(&s, NPROCS - 2);
-		pair_start(&p, NULL);
+		pair_start(&p, NULL, NULL);
 		open_process(pmu, p.ping, PERF_COUNT_SW_TASK_CLOCK);
 		open_process(pmu, p.pong, PERF_COUNT_SW_TASK_CLOCK);
 		for (int i = 0; i < NPROCS - 2; i++)
@@ -237,7 +144,7 @@ static void same_set_switch(struct figure *f, const char *base)
 
 		if (shpmu_open(pmu, &a, &t) < 0)
 			die("cgroup target", errno);
-		pair_start(&p, path);
+		pair_start(&p, path, path);
 		samples[rep] = pair_run(&p) / bare;
 		shpmu_free(pmu);
 	}
