@@ -125,6 +125,23 @@ static void wait_byte(int fd)
 		;
 }
 
+/* Starts a worker running body(w, burn_ns), and waits for it to say
+ * it is ready. */
+static void start_worker(struct worker *w,
+			 void (*body)(struct worker *, uint64_t),
+			 uint64_t burn_ns)
+{
+	worker_pipes(w);
+	w->pid = fork();
+	cr_assert_geq(w->pid, 0);
+	if (w->pid == 0) {
+		worker_side(w);
+		body(w, burn_ns);
+		_exit(0);
+	}
+	test_side(w);
+}
+
 /* ---- threads started after the handle opened ---- */
 
 #define NTHREADS 100 /* half of them exit before the read */
@@ -227,14 +244,7 @@ static void count_threads(struct shpmu *a, struct shpmu *b, const char *name)
 	struct totals t;
 	int ha, hb;
 
-	worker_pipes(&w);
-	w.pid = fork();
-	cr_assert_geq(w.pid, 0);
-	if (w.pid == 0) {
-		worker_side(&w);
-		threads_worker(&w, burn);
-	}
-	test_side(&w);
+	start_worker(&w, threads_worker, burn);
 	ha = open_process(a, w.pid, false);
 	hb = open_process(b, w.pid, false);
 	cr_assert_eq(write(w.go[1], "g", 1), 1);
@@ -325,14 +335,7 @@ Test(process, inherit_counts_children_forked_from_now_on)
 	struct worker w;
 	struct totals t;
 
-	worker_pipes(&w);
-	w.pid = fork();
-	cr_assert_geq(w.pid, 0);
-	if (w.pid == 0) {
-		worker_side(&w);
-		children_worker(&w, burn);
-	}
-	test_side(&w);
+	start_worker(&w, children_worker, burn);
 	for (int i = 0; i < 2; i++) {
 		h_with[i] = open_process(pmus[i], w.pid, true);
 		h_without[i] = open_process(pmus[i], w.pid, false);
