@@ -44,9 +44,8 @@ uint32_t books_find_slot(const struct books *b, uint64_t id)
 uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
 			 uint64_t start_ticks, bool inherit)
 {
-	if (!b->tasks_used)
-		return NO_TARGET;
-	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++)
+	/* Entries at or past tasks_high have never served. */
+	for (uint32_t t = 0; t < b->tasks_high && b->tasks_used; t++)
 		if (b->tasks[t].id == id && b->tasks[t].kind == kind &&
 		    b->tasks[t].start_ticks == start_ticks &&
 		    b->tasks[t].inherit == inherit)
