@@ -74,10 +74,12 @@ void bench_host(struct figure *host_events, struct figure *local_events,
 		struct figure *read_many, struct figure *cached,
 		struct figure *switches);
 /* Task and process targets through BPF: the ping-pong with 1000 counted
- * processes, and in one counted cgroup; fds and map bytes for 1000
- * processes x 4 attrs. */
+ * processes, in one counted cgroup, and with an empty program on
+ * sched_switch (what any program there costs); fds and map bytes for
+ * 1000 processes x 4 attrs. */
 void bench_task_targets(struct figure *task_switch, struct figure *same_set,
-			struct figure *fds, struct figure *bytes);
+			struct figure *floor, struct figure *fds,
+			struct figure *bytes);
 /* exe: the shpmu-exporter to measure, or NULL. */
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);
 

@@ -16,7 +16,8 @@ KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_man
         "local_events_16_procs", "host_read_many_ratio",
         "host_cached_read_ratio", "host_switch_overhead_16_procs",
         "bpf_task_switch_overhead_1000", "bpf_same_set_switch_overhead",
-        "process_fds_1000", "bytes_per_task_target"}
+        "bpf_empty_switch_floor", "process_fds_1000",
+        "bytes_per_task_target"}
 
 out = subprocess.run([sys.argv[1], "--json"], capture_output=True, text=True)
 sys.stdout.write(out.stderr)

@@ -346,9 +346,10 @@ SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
  * Handles counted by the BPF backend (process or host scope) keep their
  * per-CPU totals in memory that the program updates when it settles a
  * CPU: at a context switch between tasks of different counted sets, at
- * any switch once 10 ms have passed since the CPU last settled, when a
- * running task moves to another cgroup, and at any exact read (shpmu_read
- * and friends, from any process of a host domain). A CPU that runs one
+ * any switch in a later clock tick than the CPU's last settle (1 to 10 ms
+ * by the kernel's HZ), when a running task moves to another cgroup, and
+ * at any exact read (shpmu_read and friends, from any process of a host
+ * domain). A CPU that runs one
  * task without a switch is not settled: what it ran since its last switch
  * is missing until then. Counts never go backwards between cached and
  * exact reads.

@@ -7,9 +7,11 @@
  * process. The delta of the CPU's events goes to that set when it is
  * settled:
  *
- *   - at a context switch, unless the incoming task has the same set and
- *     neither task is counted by itself (then nothing is read: the time
- *     keeps accruing to the same targets);
+ *   - at a context switch, unless the incoming task has the same set,
+ *     neither task is counted by itself and the CPU settled in this clock
+ *     tick (then nothing is read: the time keeps accruing to the same
+ *     targets; the commonest such switch, within one cgroup, is told
+ *     before anything is resolved);
  *   - when the running task is moved to another cgroup: perf's own cgroup
  *     controller then runs a function on the task's CPU (an IPI, or a local
  *     call when the task moves itself), which is where classic cgroup
@@ -91,8 +93,9 @@ enum { TT_TID_PLAIN, TT_TID_INHERIT, TT_TGID_PLAIN, TT_TGID_INHERIT, TT_N };
 /* A task's counted set: the slots of the counted cgroups among its own
  * cgroup and its ancestors, and the task targets counting it. */
 struct counted_set {
-	__u64 leaf;   /* the cgroup id it was walked for; 0: none */
-	__u32 nslots; /* > CACHED_SLOTS: more than a set holds (walk) */
+	__u64 leaf;	  /* the cgroup id it was walked for; 0: none */
+	__u64 generation; /* of the counted cgroups, when it was walked */
+	__u32 nslots;	  /* > CACHED_SLOTS: more than a set holds (walk) */
 	__u32 slots[CACHED_SLOTS];
 	__u32 targets[TT_N]; /* NO_TARGET: none */
 	__u32 ntargets;	     /* how many are not NO_TARGET */
@@ -140,11 +143,11 @@ struct cpu_state {
 	 * switch kinds count them at the next settle. */
 	__u32 pending_switches;
 	__u32 pending_cgroup_switches;
+	__u64 settled_jiffies; /* the clock tick of the CPU's last settle */
 	/* A run is under way on this CPU: a flush test-run on its own CPU
 	 * runs with interrupts on, and a move check may land inside it. */
 	__u32 busy;
-	__u32 recheck;	  /* a move check arrived during that run */
-	__u64 settled_ns; /* when the CPU last settled */
+	__u32 recheck; /* a move check arrived during that run */
 };
 
 struct {
@@ -365,6 +368,7 @@ __noinline int resolve_cgroups(__u64 task, struct counted_set *out)
 		entry->generation = gen;
 	}
 	out->leaf = leaf;
+	out->generation = gen;
 	out->nslots = n = entry->nslots;
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++) {
 		__u32 key = way * CACHED_SLOTS + i;
@@ -380,9 +384,11 @@ static __always_inline __u64 start_ticks(struct task_struct *t)
 	return t->start_boottime / ns_per_tick;
 }
 
-/* The link of (kind, id) if it counts the task that started at start. */
+/* The link of (kind, id) if it counts the task whose start is starter's
+ * (the thread's own, or its group leader's): the start is worked out (a
+ * division) only for an id that has a link. */
 static __always_inline struct task_link *link_of(__u32 kind, __u32 id,
-						 __u64 start)
+						 struct task_struct *starter)
 {
 	__u64 key = task_link_key(kind, id);
 	struct task_link *link;
@@ -390,7 +396,7 @@ static __always_inline struct task_link *link_of(__u32 kind, __u32 id,
 	if (!counted_tasks[id & (TASK_FILTER_SIZE - 1)])
 		return NULL;
 	link = bpf_map_lookup_elem(&task_links, &key);
-	return link && link->start_ticks == start ? link : NULL;
+	return link && link->start_ticks == start_ticks(starter) ? link : NULL;
 }
 
 /* The task targets counting task into out (its targets and ntargets). */
@@ -401,8 +407,8 @@ __noinline int resolve_tasks(__u64 task, struct counted_set *out)
 
 	if (!out)
 		return 0;
-	tid = link_of(LINK_TID, t->pid, start_ticks(t));
-	tgid = link_of(LINK_TGID, t->tgid, start_ticks(t->group_leader));
+	tid = link_of(LINK_TID, t->pid, t);
+	tgid = link_of(LINK_TGID, t->tgid, t->group_leader);
 	out->targets[TT_TID_PLAIN] =
 		tid ? tid->target[TARGET_PLAIN] : NO_TARGET;
 	out->targets[TT_TID_INHERIT] =
@@ -438,8 +444,8 @@ __noinline int add_task_delta(__u32 target, const struct slot_totals *delta)
 }
 
 /* Whether time accruing to set a may go on accruing for b: the same
- * cgroup, or cgroups with the same counted ancestors, and no task of
- * either counted by itself. */
+ * cgroup walked at the same generation, or cgroups with the same counted
+ * ancestors, and no task of either counted by itself. */
 __noinline int same_set(const struct counted_set *a,
 			const struct counted_set *b)
 {
@@ -449,7 +455,7 @@ __noinline int same_set(const struct counted_set *a,
 		return 0;
 	if (a->ntargets || b->ntargets)
 		return 0;
-	if (a->leaf == b->leaf)
+	if (a->leaf == b->leaf && a->generation == b->generation)
 		return 1;
 	if (a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
 		return 0;
@@ -519,7 +525,7 @@ static __always_inline int settle(struct cpu_state *st, __u32 now_switches,
 	__sync_fetch_and_add(&view->seq, 1);
 	n = credit(st, view, now_switches, now_cgroup_switches, owner);
 	__sync_fetch_and_add(&view->seq, 1);
-	st->settled_ns = bpf_ktime_get_ns();
+	st->settled_jiffies = bpf_jiffies64();
 	return n;
 }
 
@@ -616,6 +622,26 @@ static __always_inline void leave(struct cpu_state *st)
 	st->busy = 0;
 }
 
+/* Whether the switch to next needs nothing read, told without resolving
+ * it: next is in the very cgroup the CPU's set was walked for, at the
+ * counted cgroups' current generation, no link can count it (the filter
+ * holds none for its tid or tgid), the outgoing set has no task target,
+ * and the CPU settled in this clock tick. Most switches within a counted
+ * cgroup are of this kind; the rest take the full resolve. */
+static __always_inline int quick_same(const struct cpu_state *st, __u64 next)
+{
+	struct task_struct *t = as_task(next);
+
+	if (st->now.ntargets ||
+	    st->now.generation != *(volatile __u64 *)&generation ||
+	    bpf_jiffies64() != st->settled_jiffies)
+		return 0;
+	if (task_cgroup(next)->kn->id != st->now.leaf)
+		return 0;
+	return !counted_tasks[t->pid & (TASK_FILTER_SIZE - 1)] &&
+	       !counted_tasks[t->tgid & (TASK_FILTER_SIZE - 1)];
+}
+
 SEC("raw_tp/sched_switch")
 int on_switch(__u64 *ctx)
 {
@@ -640,12 +666,19 @@ int on_switch(__u64 *ctx)
 	} else if (st->task != prev) {
 		prev_leaf = bpf_get_current_cgroup_id();
 		owner = owner_after_hidden(st, prev, prev_leaf, 0);
+	} else if (quick_same(st, next)) {
+		/* The leaving task's set is the CPU's: so is the next's. */
+		st->pending_switches++;
+		st->last = st->now;
+		st->last_task = prev;
+		st->task = next;
+		goto out;
 	} else {
 		prev_leaf = st->now.leaf;
 	}
 	resolve(next, &incoming);
 	if (owner == OWNER_NOW && same_set(&st->now, &incoming) &&
-	    bpf_ktime_get_ns() - st->settled_ns < MAX_UNSETTLED_NS) {
+	    bpf_jiffies64() == st->settled_jiffies) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
 		st->pending_cgroup_switches += prev_leaf != incoming.leaf;
@@ -699,16 +732,17 @@ int on_attach(__u64 *ctx)
 /* A link for child, forked by parent, to parent's inherit target of
  * kind, if it has one: the child counts from its first instruction. */
 static __always_inline void inherit_link(__u32 kind, __u32 parent_id,
-					 __u64 parent_start, __u32 child_id,
-					 __u64 child_start)
+					 struct task_struct *parent_starter,
+					 __u32 child_id,
+					 struct task_struct *child)
 {
-	struct task_link *from = link_of(kind, parent_id, parent_start);
-	struct task_link link = {.start_ticks = child_start,
-				 .target = {NO_TARGET, NO_TARGET}};
+	struct task_link *from = link_of(kind, parent_id, parent_starter);
+	struct task_link link = {.target = {NO_TARGET, NO_TARGET}};
 	__u64 key = task_link_key(kind, child_id);
 
 	if (!from || from->target[TARGET_INHERIT] == NO_TARGET)
 		return;
+	link.start_ticks = start_ticks(child);
 	link.target[TARGET_INHERIT] = from->target[TARGET_INHERIT];
 	if (!bpf_map_update_elem(&task_links, &key, &link, BPF_NOEXIST))
 		__sync_fetch_and_add(
@@ -727,12 +761,10 @@ int on_fork(__u64 *ctx)
 	struct task_struct *parent = as_task(ctx[0]), *child = as_task(ctx[1]);
 	__u32 child_pid = child->pid, child_tgid = child->tgid;
 
-	inherit_link(LINK_TID, parent->pid, start_ticks(parent), child_pid,
-		     start_ticks(child));
+	inherit_link(LINK_TID, parent->pid, parent, child_pid, child);
 	if (child_pid == child_tgid)
-		inherit_link(LINK_TGID, parent->tgid,
-			     start_ticks(parent->group_leader), child_tgid,
-			     start_ticks(child));
+		inherit_link(LINK_TGID, parent->tgid, parent->group_leader,
+			     child_tgid, child);
 	return 0;
 }
 

@@ -21,10 +21,6 @@
 #define CACHED_LEAVES	    8	  /* per CPU; a power of two */
 #define CACHED_SLOTS                                                           \
 	8 /* counted ancestors a cached leaf holds; a power of two */
-/* A switch between tasks of one counted set reads no counter, unless the
- * CPU last settled longer ago than this: what a cached read may miss of a
- * CPU that keeps switching. */
-#define MAX_UNSETTLED_NS 10000000ull
 
 /* Counted tasks and processes: targets, each with one total per event
  * counted for it; and links from a tid or tgid to the targets that count
