@@ -346,13 +346,12 @@ SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
  * Handles counted by the BPF backend (process or host scope) keep their
  * per-CPU totals in memory that the program updates when it settles a
  * CPU: at a context switch between tasks of different counted sets, at
- * any switch in a later clock tick than the CPU's last settle (1 to 10 ms
- * by the kernel's HZ), when a running task moves to another cgroup, and
- * at any exact read (shpmu_read and friends, from any process of a host
- * domain). A CPU that runs one
- * task without a switch is not settled: what it ran since its last switch
- * is missing until then. Counts never go backwards between cached and
- * exact reads.
+ * any switch in a later clock tick than the CPU's last settle (a tick is
+ * 1/HZ: 1 to 10 ms on common kernels), when a running task moves to
+ * another cgroup, and at any exact read (shpmu_read and friends, from any
+ * process of a host domain). What a CPU ran since its last settle is
+ * missing until the next: a CPU that runs one task without a switch is
+ * not settled. Counts never go backwards between cached and exact reads.
  * @return 0, -EINVAL (out NULL), -EBADF, -EOPNOTSUPP (a handle counted by
  *         classic perf fds: shpmu_read() it).
  */
