@@ -335,19 +335,19 @@ static uint64_t raw_window_end(struct raw_window *w)
  * event the test opens and reads at the same edges. */
 #define PHASES 4
 
-Test(host, windows_across_processes_stay_their_own)
+/* One try of the test below. False, with nothing checked, when the
+ * tracepoint hid a switch meanwhile (time around it may have strayed into
+ * the cgroup: see cg_window_tainted), unless it is the last try. */
+static bool windows_try(const char *path, const char *rel, bool last_try)
 {
 	static const char *const who[3] = {"A enabled late", "B reset",
 					   "C disabled"};
 	struct raw_window raw[3];
 	struct helper p[3];
 	struct cg_child kids[PHASES];
-	uint64_t want[3];
+	uint64_t want[3], before;
 	int h[3], twin[3];
-	const char *path = cg_make("w");
-	char rel[128];
 
-	snprintf(rel, sizeof(rel), "%s/w", cg_base_rel());
 	for (int i = 0; i < 3; i++) {
 		cr_assert(helper_start(&p[i], NULL, NULL));
 		/* A starts disabled: it enables late. */
@@ -356,6 +356,7 @@ Test(host, windows_across_processes_stay_their_own)
 		twin[i] = atoi(helper_ok(&p[i], "open p task-clock cg:%s%s",
 					 rel, i == 0 ? " off" : ""));
 	}
+	before = strays(&p[0]);
 	raw_window_start(&raw[1], path);
 	raw_window_start(&raw[2], path);
 	for (int k = 0; k < PHASES; k++)
@@ -380,6 +381,14 @@ Test(host, windows_across_processes_stay_their_own)
 	}
 	want[0] = raw_window_end(&raw[0]);
 	want[1] = raw_window_end(&raw[1]);
+	if (strays(&p[0]) != before && !last_try) {
+		cr_log_info("the tracepoint hid a switch: measuring again");
+		for (int i = 0; i < 3; i++)
+			helper_quit(&p[i]);
+		for (int k = 0; k < PHASES; k++)
+			cg_reap(&kids[k]);
+		return false;
+	}
 	for (int i = 0; i < 3; i++) {
 		uint64_t host, twin_v;
 
@@ -400,6 +409,18 @@ Test(host, windows_across_processes_stay_their_own)
 	cr_expect_gt(want[1], want[2] + 15000000ull, "B holds phase 3, C not");
 	for (int k = 0; k < PHASES; k++)
 		cg_reap(&kids[k]);
+	return true;
+}
+
+Test(host, windows_across_processes_stay_their_own)
+{
+	const char *path = cg_make("w");
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "%s/w", cg_base_rel());
+	for (int attempt = 0;
+	     !windows_try(path, rel, attempt + 1 >= CG_CLEAN_TRIES); attempt++)
+		;
 }
 
 /* What survivors hold through the storm: task-clock and context-switches
@@ -408,6 +429,9 @@ Test(host, windows_across_processes_stay_their_own)
 struct survivor {
 	struct helper proc;
 	int host[2][2], twin[2][2], cpu;
+	/* What tainted kid runs added to the host counts beyond the
+	 * twins' (see check_survivors). */
+	int64_t excused[2][2];
 };
 
 static const char *const storm_attrs[2] = {"task-clock", "context-switches"};
@@ -415,6 +439,7 @@ static const char *const storm_attrs[2] = {"task-clock", "context-switches"};
 static void survivor_start(struct survivor *s, char cg[][64])
 {
 	cr_assert(helper_start(&s->proc, NULL, NULL));
+	memset(s->excused, 0, sizeof(s->excused));
 	for (int a = 0; a < 2; a++)
 		for (int g = 0; g < 2; g++) {
 			s->host[a][g] =
@@ -427,22 +452,68 @@ static void survivor_start(struct survivor *s, char cg[][64])
 	s->cpu = atoi(helper_ok(&s->proc, "open h cpu-clock cpu:all"));
 }
 
-static void survivor_check(struct survivor *s, char cg[][64])
+/* A survivor's counts: its host handles' and their twins'. */
+static void survivor_read(struct survivor *s, uint64_t host[2][2],
+			  uint64_t twin[2][2])
 {
 	for (int a = 0; a < 2; a++)
 		for (int g = 0; g < 2; g++) {
-			uint64_t host, twin;
-
 			cr_assert_eq(sscanf(helper_ok(&s->proc, "read h %d",
 						      s->host[a][g]),
-					    "%" SCNu64, &host),
+					    "%" SCNu64, &host[a][g]),
 				     1);
 			cr_assert_eq(sscanf(helper_ok(&s->proc, "read p %d",
 						      s->twin[a][g]),
-					    "%" SCNu64, &twin),
+					    "%" SCNu64, &twin[a][g]),
 				     1);
-			expect_twins(storm_attrs[a], cg[g], host, twin);
 		}
+}
+
+/* A kid's work in k0, then every survivor's counts since it started
+ * against their twins. A kid run during which the tracepoint hid a
+ * switch is run again (see cg_window_tainted): what its run added to
+ * the host counts beyond the twins' is excused. */
+static void check_survivors(struct survivor *s, char cg[][64])
+{
+	uint64_t host[2][2][2], twin[2][2][2];
+
+	for (int attempt = 0;; attempt++) {
+		uint64_t before = strays(&s[0].proc);
+		struct cg_child kid;
+
+		for (int i = 0; i < 2; i++)
+			survivor_read(&s[i], host[i], twin[i]);
+		kid = cg_spawn(cg_abs("k0"), 20000000ull, 5);
+		cg_go(&kid);
+		cg_finish(&kid);
+		cg_reap(&kid);
+		if (strays(&s[0].proc) == before ||
+		    attempt + 1 >= CG_CLEAN_TRIES)
+			break;
+		cr_log_info("the tracepoint hid a switch: measuring again");
+		for (int i = 0; i < 2; i++) {
+			uint64_t h[2][2], t[2][2];
+
+			survivor_read(&s[i], h, t);
+			for (int a = 0; a < 2; a++)
+				for (int g = 0; g < 2; g++)
+					s[i].excused[a][g] +=
+						(int64_t)(h[a][g] -
+							  host[i][a][g]) -
+						(int64_t)(t[a][g] -
+							  twin[i][a][g]);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		survivor_read(&s[i], host[i], twin[i]);
+		for (int a = 0; a < 2; a++)
+			for (int g = 0; g < 2; g++)
+				expect_twins(
+					storm_attrs[a], cg[g],
+					host[i][a][g] -
+						(uint64_t)s[i].excused[a][g],
+					twin[i][a][g]);
+	}
 }
 
 /* The domain holds exactly what the survivors hold: no ref, event or
@@ -542,16 +613,8 @@ Test(host, processes_killed_anywhere_leave_nothing_behind)
 			  helper_ok(&s[0].proc, "open h page-faults cg:%s",
 				    cg[5]));
 		expect_only_survivors(2);
-		if (r % 10 == 0 || r == rounds - 1) {
-			struct cg_child kid =
-				cg_spawn(cg_abs("k0"), 20000000ull, 5);
-
-			cg_go(&kid);
-			cg_finish(&kid);
-			cg_reap(&kid);
-			for (int i = 0; i < 2; i++)
-				survivor_check(&s[i], cg);
-		}
+		if (r % 10 == 0 || r == rounds - 1)
+			check_survivors(s, cg);
 	}
 	cr_log_info("%d of %d victims died inside a change", killed_inside,
 		    rounds);
@@ -592,10 +655,26 @@ Test(host, who_may_join_and_what_keeps_apart)
 			t[i] = atoi(helper_ok(both[i],
 					      "open p task-clock cg:%s", rel));
 		}
-		kid = cg_spawn(path, 30000000ull, 3);
-		cg_go(&kid);
-		cg_finish(&kid);
-		cg_reap(&kid);
+		/* Again from zero when the tracepoint hid a switch in either
+		 * domain meanwhile (see cg_window_tainted). */
+		for (int attempt = 0;; attempt++) {
+			uint64_t before;
+
+			for (int i = 0; i < 2; i++) {
+				helper_ok(both[i], "reset h %d", h[i]);
+				helper_ok(both[i], "reset p %d", t[i]);
+			}
+			before = strays(&root) + strays(&newer);
+			kid = cg_spawn(path, 30000000ull, 3);
+			cg_go(&kid);
+			cg_finish(&kid);
+			cg_reap(&kid);
+			if (strays(&root) + strays(&newer) == before ||
+			    attempt + 1 >= CG_CLEAN_TRIES)
+				break;
+			cr_log_info("the tracepoint hid a switch: measuring "
+				    "again");
+		}
 		for (int i = 0; i < 2; i++) {
 			cr_assert_eq(
 				sscanf(helper_ok(both[i], "read h %d", h[i]),
