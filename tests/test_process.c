@@ -508,7 +508,9 @@ static void run_burner(pid_t pid, int go)
 /* A child with pid's number: made by setting the last pid given out. */
 static pid_t burner_with_pid(pid_t pid, int *go, uint64_t burn_ns)
 {
-	for (int tries = 0; tries < 500; tries++) {
+	/* Another suite beside this one may be forking hundreds: each miss
+	 * waits a little for that to pass. */
+	for (int tries = 0; tries < 2000; tries++) {
 		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
 		pid_t got;
 
@@ -522,6 +524,7 @@ static pid_t burner_with_pid(pid_t pid, int *go, uint64_t burn_ns)
 		kill(got, SIGKILL);
 		waitpid(got, NULL, 0);
 		close(*go);
+		usleep(2000);
 	}
 	cr_assert_fail("could not get pid %d again", (int)pid);
 	return -1;
