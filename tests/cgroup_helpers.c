@@ -334,7 +334,12 @@ uint64_t cg_window_open(const struct shpmu *p)
 
 bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt)
 {
-	uint64_t missed = shpmu__bpf_stray_switches(p) - opened;
+	return cg_strays_tainted(opened, shpmu__bpf_stray_switches(p), attempt);
+}
+
+bool cg_strays_tainted(uint64_t opened, uint64_t now, int attempt)
+{
+	uint64_t missed = now - opened;
 
 	if (!missed || attempt + 1 >= CG_CLEAN_TRIES)
 		return false;

@@ -67,6 +67,9 @@ void cg_reap(struct cg_child *c);
 #define CG_CLEAN_TRIES (under_valgrind ? 24 : 8)
 uint64_t cg_window_open(const struct shpmu *p);
 bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt);
+/* The same from stray counts taken elsewhere (a host domain's, read
+ * through a helper process). */
+bool cg_strays_tainted(uint64_t opened, uint64_t now, int attempt);
 
 /* A context counting cgroups with this backend, logging to record_log. */
 struct shpmu *cg_context(enum shpmu_cgroup_backend backend);

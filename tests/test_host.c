@@ -338,7 +338,7 @@ static uint64_t raw_window_end(struct raw_window *w)
 /* One try of the test below. False, with nothing checked, when the
  * tracepoint hid a switch meanwhile (time around it may have strayed into
  * the cgroup: see cg_window_tainted), unless it is the last try. */
-static bool windows_try(const char *path, const char *rel, bool last_try)
+static bool windows_try(const char *path, const char *rel, int attempt)
 {
 	static const char *const who[3] = {"A enabled late", "B reset",
 					   "C disabled"};
@@ -381,8 +381,7 @@ static bool windows_try(const char *path, const char *rel, bool last_try)
 	}
 	want[0] = raw_window_end(&raw[0]);
 	want[1] = raw_window_end(&raw[1]);
-	if (strays(&p[0]) != before && !last_try) {
-		cr_log_info("the tracepoint hid a switch: measuring again");
+	if (cg_strays_tainted(before, strays(&p[0]), attempt)) {
 		for (int i = 0; i < 3; i++)
 			helper_quit(&p[i]);
 		for (int k = 0; k < PHASES; k++)
@@ -418,8 +417,7 @@ Test(host, windows_across_processes_stay_their_own)
 	char rel[128];
 
 	snprintf(rel, sizeof(rel), "%s/w", cg_base_rel());
-	for (int attempt = 0;
-	     !windows_try(path, rel, attempt + 1 >= CG_CLEAN_TRIES); attempt++)
+	for (int attempt = 0; !windows_try(path, rel, attempt); attempt++)
 		;
 }
 
@@ -469,43 +467,49 @@ static void survivor_read(struct survivor *s, uint64_t host[2][2],
 		}
 }
 
+/* Reads s's counts again into host and twin; when the window since the
+ * last reading was tainted, what it added to the host counts beyond the
+ * twins' is excused. */
+static void survivor_advance(struct survivor *s, uint64_t host[2][2],
+			     uint64_t twin[2][2], bool tainted)
+{
+	uint64_t h[2][2], t[2][2];
+
+	survivor_read(s, h, t);
+	for (int a = 0; a < 2; a++)
+		for (int g = 0; g < 2; g++) {
+			if (tainted)
+				s->excused[a][g] +=
+					(int64_t)(h[a][g] - host[a][g]) -
+					(int64_t)(t[a][g] - twin[a][g]);
+			host[a][g] = h[a][g];
+			twin[a][g] = t[a][g];
+		}
+}
+
 /* A kid's work in k0, then every survivor's counts since it started
  * against their twins. A kid run during which the tracepoint hid a
- * switch is run again (see cg_window_tainted): what its run added to
- * the host counts beyond the twins' is excused. */
+ * switch is run again (see cg_window_tainted), its excess excused. */
 static void check_survivors(struct survivor *s, char cg[][64])
 {
 	uint64_t host[2][2][2], twin[2][2][2];
+	bool tainted = true;
 
-	for (int attempt = 0;; attempt++) {
+	for (int i = 0; i < 2; i++)
+		survivor_read(&s[i], host[i], twin[i]);
+	for (int attempt = 0; tainted; attempt++) {
 		uint64_t before = strays(&s[0].proc);
-		struct cg_child kid;
+		struct cg_child kid = cg_spawn(cg_abs("k0"), 20000000ull, 5);
 
-		for (int i = 0; i < 2; i++)
-			survivor_read(&s[i], host[i], twin[i]);
-		kid = cg_spawn(cg_abs("k0"), 20000000ull, 5);
 		cg_go(&kid);
 		cg_finish(&kid);
 		cg_reap(&kid);
-		if (strays(&s[0].proc) == before ||
-		    attempt + 1 >= CG_CLEAN_TRIES)
-			break;
-		cr_log_info("the tracepoint hid a switch: measuring again");
-		for (int i = 0; i < 2; i++) {
-			uint64_t h[2][2], t[2][2];
-
-			survivor_read(&s[i], h, t);
-			for (int a = 0; a < 2; a++)
-				for (int g = 0; g < 2; g++)
-					s[i].excused[a][g] +=
-						(int64_t)(h[a][g] -
-							  host[i][a][g]) -
-						(int64_t)(t[a][g] -
-							  twin[i][a][g]);
-		}
+		tainted =
+			cg_strays_tainted(before, strays(&s[0].proc), attempt);
+		for (int i = 0; i < 2; i++)
+			survivor_advance(&s[i], host[i], twin[i], tainted);
 	}
-	for (int i = 0; i < 2; i++) {
-		survivor_read(&s[i], host[i], twin[i]);
+	for (int i = 0; i < 2; i++)
 		for (int a = 0; a < 2; a++)
 			for (int g = 0; g < 2; g++)
 				expect_twins(
@@ -513,7 +517,6 @@ static void check_survivors(struct survivor *s, char cg[][64])
 					host[i][a][g] -
 						(uint64_t)s[i].excused[a][g],
 					twin[i][a][g]);
-	}
 }
 
 /* The domain holds exactly what the survivors hold: no ref, event or
@@ -669,11 +672,10 @@ Test(host, who_may_join_and_what_keeps_apart)
 			cg_go(&kid);
 			cg_finish(&kid);
 			cg_reap(&kid);
-			if (strays(&root) + strays(&newer) == before ||
-			    attempt + 1 >= CG_CLEAN_TRIES)
+			if (!cg_strays_tainted(before,
+					       strays(&root) + strays(&newer),
+					       attempt))
 				break;
-			cr_log_info("the tracepoint hid a switch: measuring "
-				    "again");
 		}
 		for (int i = 0; i < 2; i++) {
 			cr_assert_eq(
