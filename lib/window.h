@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The dup_count bookkeeping (seed 004) for one handle, as arithmetic over
+ * The dup_count bookkeeping for one handle, as arithmetic over
  * readings its caller made (sync.c does the reading). For every value of
  * every source of its kernel event the handle keeps base, the value at
  * its last sync, and acc, what it has accumulated in its own windows:

@@ -124,12 +124,20 @@ int online_cpus(void)
 int raw_open(uint64_t config, pid_t pid, int cpu)
 {
 	struct perf_event_attr a = sw_attr(config, true);
+
+	return raw_open_attr(&a, pid, cpu, 0);
+}
+
+int raw_open_attr(const struct perf_event_attr *attr, pid_t pid, int cpu,
+		  unsigned long flags)
+{
+	struct perf_event_attr a = *attr;
 	int fd;
 
 	a.read_format =
 		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1,
-			  PERF_FLAG_FD_CLOEXEC);
+			  flags | PERF_FLAG_FD_CLOEXEC);
 	cr_assert(fd >= 0, "raw perf_event_open: %s", strerror(errno));
 	return fd;
 }
@@ -254,4 +262,32 @@ void private_mount_namespace(void)
 	/* The kernel ignores source and type here; valgrind wants strings. */
 	cr_assert_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0,
 		     "mount --make-rprivate /: %s", strerror(errno));
+}
+
+/* The state letter of /proc/<tid>/stat, or 0 once the task is gone. */
+static char task_state(pid_t tid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state;
+}
+
+void wait_until_blocked(pid_t tid)
+{
+	/* Generous: a child under valgrind or beside another suite may take
+	 * seconds to reach its blocking call. */
+	uint64_t deadline = wall_ns() + 30000000000ull;
+	char state;
+
+	while ((state = task_state(tid)) == 'R' && wall_ns() < deadline)
+		sched_yield();
+	cr_assert(state != 'R', "task %d still running after 30 s", (int)tid);
 }

@@ -34,6 +34,10 @@ int online_cpus(void);
 int raw_open(uint64_t config, pid_t pid, int cpu);
 void raw_enable(int fd);
 void raw_disable(int fd);
+/* The same for any attr (its read_format is set as above), with
+ * perf_event_open flags (PERF_FLAG_PID_CGROUP for a cgroup fd in pid). */
+int raw_open_attr(const struct perf_event_attr *attr, pid_t pid, int cpu,
+		  unsigned long flags);
 /* value, time_enabled, time_running */
 void raw_read(int fd, uint64_t v[3]);
 
@@ -61,6 +65,10 @@ void sleep_switches(int n);
 /* Touches n fresh pages: n minor page faults. */
 void touch_pages(int n);
 void pin_to_cpu(int cpu);
+/* Waits (polling /proc, with a deadline that fails the test) until the
+ * task tid is off its CPU, blocked or sleeping, or gone: what a test
+ * waits for before it reads a count that must hold the task's work. */
+void wait_until_blocked(pid_t tid);
 /* For a forked child that would otherwise run until killed: it dies with
  * the test process, however that ends (a timeout, a crash). */
 void die_with_parent(void);

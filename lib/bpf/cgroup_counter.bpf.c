@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * One perf event per CPU counts any number of cgroups, tasks and
- * processes (seed 000's design, as perf's bperf_cgroup does it). Each CPU
+ * processes (one shared event per CPU, as perf's bperf_cgroup). Each CPU
  * remembers the counted set of the task that switched in: the counted
  * cgroups among its ancestors, and the targets counting its thread or its
  * process. The delta of the CPU's events goes to that set when it is
