@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend_bpf.h"
@@ -219,6 +220,9 @@ struct cg_child cg_spawn(const char *abs, uint64_t cpu_ns, int nsleeps)
 	close(report[1]);
 	cr_assert_eq(read(ready[0], &byte, 1), 1, "child did not start");
 	close(ready[0]);
+	/* Parked: its run to the read of go is over, so that a count
+	 * started now holds none of it. */
+	wait_until_blocked(c.pid);
 	c.go_fd = go[1];
 	c.report_fd = report[0];
 	return c;
@@ -235,6 +239,9 @@ uint64_t cg_finish(struct cg_child *c)
 
 	cr_assert_eq(read(c->report_fd, &spent, sizeof(spent)),
 		     (ssize_t)sizeof(spent), "child %d did not report", c->pid);
+	/* Parked again: a count read now holds all it will run before
+	 * cg_reap(). */
+	wait_until_blocked(c->pid);
 	return spent;
 }
 
@@ -308,6 +315,105 @@ uint64_t cg_raw_sum(const int *fds, int n)
 		sum += v[0];
 	}
 	return sum;
+}
+
+struct cg_twin cg_twin_open(const char *abs, uint64_t config)
+{
+	struct cg_twin t;
+
+	t.n = cg_raw_open(abs, config, t.fds, CG_TWIN_CPUS);
+	for (int i = 0; i < t.n; i++)
+		raw_enable(t.fds[i]);
+	return t;
+}
+
+void cg_twin_disable(struct cg_twin *t)
+{
+	for (int i = 0; i < t->n; i++)
+		raw_disable(t->fds[i]);
+}
+
+uint64_t cg_twin_read(const struct cg_twin *t)
+{
+	uint64_t sum = 0, v[3];
+
+	for (int i = 0; i < t->n; i++) {
+		raw_read(t->fds[i], v);
+		/* Software events are never multiplexed: a scaled twin
+		 * would be an estimate, not a measurement. */
+		cr_expect_eq(v[1], v[2], "twin on CPU %d ran %llu of %llu ns",
+			     i, (unsigned long long)v[2],
+			     (unsigned long long)v[1]);
+		sum += v[0];
+	}
+	return sum;
+}
+
+void cg_twin_close(struct cg_twin *t)
+{
+	for (int i = 0; i < t->n; i++)
+		close(t->fds[i]);
+	t->n = 0;
+}
+
+void cg_expect_twin(uint64_t counted, uint64_t twin, double pct,
+		    const char *what)
+{
+	double tol = pct / 100.0 * (under_valgrind ? 10 : 1);
+	double dev = twin ? ((double)counted - (double)twin) / (double)twin
+			  : (double)(counted != 0);
+
+	cr_log_info("deviation %s: %+.3f%% (%llu vs %llu)", what, 100 * dev,
+		    (unsigned long long)counted, (unsigned long long)twin);
+	cr_expect(dev >= -tol && dev <= tol,
+		  "%s: %llu is %+.3f%% from its twin's %llu (tolerance "
+		  "%.2f%%)",
+		  what, (unsigned long long)counted, 100 * dev,
+		  (unsigned long long)twin, 100 * tol);
+}
+
+void cg_expect_covers(uint64_t counted, uint64_t own, const char *what)
+{
+	cr_log_info(
+		"%s: counted %llu ns, the child's own clock %llu ns (%+.3f%%)",
+		what, (unsigned long long)counted, (unsigned long long)own,
+		own ? 100.0 * ((double)counted - (double)own) / (double)own
+		    : 0);
+	cr_expect_geq(counted, own,
+		      "%s: counted %llu ns, less than the %llu ns the child "
+		      "ran by its own clock",
+		      what, (unsigned long long)counted,
+		      (unsigned long long)own);
+}
+
+void cg_expect_between(uint64_t x, uint64_t lo, uint64_t hi, double pct,
+		       const char *what)
+{
+	double tol = pct / 100.0 * (under_valgrind ? 10 : 1);
+	double below = (double)lo * (1 - tol), above = (double)hi * (1 + tol);
+
+	cr_log_info(
+		"deviation %s: %llu in [%llu, %llu] (%+.3f%% below, %+.3f%% "
+		"above)",
+		what, (unsigned long long)x, (unsigned long long)lo,
+		(unsigned long long)hi,
+		lo ? 100 * ((double)x - (double)lo) / (double)lo : 0,
+		hi ? 100 * ((double)x - (double)hi) / (double)hi : 0);
+	cr_expect((double)x >= below && (double)x <= above,
+		  "%s: %llu is not within %.2f%% of [%llu, %llu]", what,
+		  (unsigned long long)x, tol * 100, (unsigned long long)lo,
+		  (unsigned long long)hi);
+}
+
+void cg_wait_for(bool (*cond)(void *arg), void *arg, const char *what)
+{
+	const struct timespec pause = {0, 1000000};
+	uint64_t deadline = wall_ns() + 30000000000ull;
+	bool held;
+
+	while (!(held = cond(arg)) && wall_ns() < deadline)
+		nanosleep(&pause, NULL);
+	cr_assert(held, "still waiting after 30 s: %s", what);
 }
 
 void drop_capability(int cap)

@@ -75,7 +75,7 @@ Test(bpf, agrees_with_classic_cgroup_events)
 	static const char *const names[3] = {"p", "c1", "c2"};
 	struct shpmu_count b[3][3], c[3][3];
 	int attempt = 0;
-	uint64_t opened;
+	uint64_t opened, own[3];
 
 	do {
 		const char *paths[3];
@@ -99,8 +99,9 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		struct cg_child w2 = cg_spawn(paths[2], 100000000, 60);
 		cg_go(&w1);
 		cg_go(&w2);
-		cg_finish(&w1);
-		cg_finish(&w2);
+		own[1] = cg_finish(&w1);
+		own[2] = cg_finish(&w2);
+		own[0] = own[1] + own[2];
 		for (int i = 0; i < 3; i++)
 			for (int e = 0; e < 3; e++) {
 				b[i][e] = cg_read(bpf, hb[i][e]);
@@ -114,9 +115,10 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		char what[64];
 
 		snprintf(what, sizeof(what), "%s task-clock", names[i]);
-		expect_within_pct(b[i][0].value, c[i][0].value, 1, what);
-		cr_expect_gt(c[i][0].value, 50000000, "%s counted nothing",
-			     names[i]);
+		/* (The tolerance: see CG_BPF_TWIN_PCT.) */
+		cg_expect_twin(b[i][0].value, c[i][0].value, CG_BPF_TWIN_PCT,
+			       what);
+		cg_expect_covers(c[i][0].value, own[i], what);
 		snprintf(what, sizeof(what), "%s context-switches", names[i]);
 		expect_close(b[i][1].value, c[i][1].value, what);
 		cr_expect_geq(c[i][1].value, 40, "%s: too few switches",
@@ -153,7 +155,7 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 	cr_expect_eq(count_perf_fds(), 4 * online_cpus());
 	cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
 	/* A worker in the last cgroup shows up there and nowhere else. */
-	uint64_t cpu, before, opened;
+	uint64_t cpu, before, opened, twin_clock;
 	int attempt = 0;
 
 	do {
@@ -161,13 +163,21 @@ Test(bpf, a_thousand_cgroups_cost_one_event_per_cpu_per_attr)
 		struct cg_child w = cg_spawn(cg_abs("g0999"), 30000000, 5);
 		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
 		before = out[999 * 4].value;
+		struct cg_twin twin =
+			cg_twin_open(cg_abs("g0999"), PERF_COUNT_SW_TASK_CLOCK);
+
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		cr_assert_eq(shpmu_read_many(bpf, hs, 4000, out), 0);
+		twin_clock = cg_twin_read(&twin);
+		cg_twin_close(&twin);
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(out[999 * 4].value - before, cpu, 2,
-			  "g0999 task-clock");
+	/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(out[999 * 4].value - before, twin_clock,
+		       CG_BPF_SHORT_TWIN_PCT,
+		       "g0999 task-clock against its twin");
+	cg_expect_covers(twin_clock, cpu, "g0999 task-clock");
 	cr_expect_eq(out[998 * 4].value, 0, "g0998 counted another's work");
 	for (int i = 0; i < 4000; i++)
 		cr_assert_eq(shpmu_close(bpf, hs[i]), 0);
@@ -181,7 +191,7 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 	need_bpf();
 	struct shpmu_count b, c, bs, cs;
 	int attempt = 0;
-	uint64_t opened;
+	uint64_t opened, own;
 
 	do {
 		char name[32];
@@ -209,15 +219,18 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 			for (int i = 0; i < 50; i++)
 				cr_assert_eq(shpmu_close(bpf, churn[i]), 0);
 		}
-		cg_finish(&w);
+		own = cg_finish(&w);
 		b = cg_read(bpf, hb);
 		c = cg_read(classic, hc);
 		bs = cg_read(bpf, hbs);
 		cs = cg_read(classic, hcs);
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(b.value, c.value, 1, "steady task-clock");
+	/* (The tolerance: see CG_BPF_TWIN_PCT.) */
+	cg_expect_twin(b.value, c.value, CG_BPF_TWIN_PCT, "steady task-clock");
+	cg_expect_covers(c.value, own, "steady task-clock");
 	expect_close(bs.value, cs.value, "steady context-switches");
+	cr_expect_geq(cs.value, 100, "steady: too few switches");
 }
 
 /* dup_count windows hold on the BPF backend too. */
@@ -225,6 +238,7 @@ Test(bpf, handles_report_only_their_own_windows)
 {
 	need_bpf();
 	uint64_t first, second, a_total, b_total, frozen, later, opened;
+	uint64_t a_twin, b_twin, a_twin_frozen, a_twin_later;
 	int attempt = 0;
 
 	do {
@@ -237,28 +251,49 @@ Test(bpf, handles_report_only_their_own_windows)
 		struct cg_child w2 = cg_spawn(path, 60000000, 5);
 		struct cg_child w3 = cg_spawn(path, 30000000, 5);
 		int a = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		/* Each handle's twin, at its edges. */
+		struct cg_twin ta =
+			cg_twin_open(path, PERF_COUNT_SW_TASK_CLOCK);
 
 		opened = window_open();
 		cg_go(&w1);
 		first = cg_finish(&w1);
 		int b = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		struct cg_twin tb =
+			cg_twin_open(path, PERF_COUNT_SW_TASK_CLOCK);
+
 		cg_go(&w2);
 		second = cg_finish(&w2);
 		a_total = cg_read(bpf, a).value;
+		a_twin = cg_twin_read(&ta);
 		b_total = cg_read(bpf, b).value;
+		b_twin = cg_twin_read(&tb);
 		cr_assert_eq(shpmu_disable(bpf, a), 0);
+		cg_twin_disable(&ta);
 		frozen = cg_read(bpf, a).value;
+		a_twin_frozen = cg_twin_read(&ta);
 		cg_go(&w3);
 		cg_finish(&w3);
 		later = cg_read(bpf, a).value;
+		a_twin_later = cg_twin_read(&ta);
+		cg_twin_close(&ta);
+		cg_twin_close(&tb);
 		/* (parked until now: their exits are in no window above) */
 		cg_reap(&w1);
 		cg_reap(&w2);
 		cg_reap(&w3);
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(a_total, first + second, 2, "A");
-	expect_within_pct(b_total, second, 2, "B only since open");
+	/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(a_total, a_twin, CG_BPF_SHORT_TWIN_PCT,
+		       "A against its twin");
+	cg_expect_twin(b_total, b_twin, CG_BPF_SHORT_TWIN_PCT,
+		       "B only since open, against its twin");
+	cg_expect_covers(a_twin, first + second, "A");
+	cg_expect_covers(b_twin, second, "B");
+	/* What A counted before B opened holds the first worker's work. */
+	cg_expect_covers(a_twin - b_twin, first, "A before B opened");
 	cr_expect_eq(later, frozen, "disabled A moved");
+	cr_expect_eq(a_twin_later, a_twin_frozen, "disabled twin moved");
 }
 
 /* No depth limit: a task 100 levels down is counted by its own cgroup, by
@@ -269,7 +304,7 @@ Test(bpf, deep_hierarchies_count)
 	need_bpf();
 	char rel[100 * 2 + 1] = "";
 	const char *top = NULL, *deepest = NULL;
-	uint64_t cpu, before[2], counted[2], opened;
+	uint64_t cpu, before[2], counted[2], twins[2], opened;
 	int h[2], attempt = 0;
 
 	/* The test directory is at depth 1. */
@@ -284,16 +319,29 @@ Test(bpf, deep_hierarchies_count)
 	do {
 		opened = window_open();
 		struct cg_child w = cg_spawn(deepest, 30000000, 5);
-		for (int i = 0; i < 2; i++)
+		struct cg_twin twin[2];
+
+		for (int i = 0; i < 2; i++) {
 			before[i] = cg_read(bpf, h[i]).value;
+			twin[i] = cg_twin_open(i ? deepest : top,
+					       PERF_COUNT_SW_TASK_CLOCK);
+		}
 		cg_go(&w);
 		cpu = cg_finish(&w);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 2; i++) {
 			counted[i] = cg_read(bpf, h[i]).value - before[i];
+			twins[i] = cg_twin_read(&twin[i]);
+			cg_twin_close(&twin[i]);
+		}
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(counted[0], cpu, 2, "depth 2 task-clock");
-	expect_within_pct(counted[1], cpu, 2, "depth 100 task-clock");
+	/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(counted[0], twins[0], CG_BPF_SHORT_TWIN_PCT,
+		       "depth 2 task-clock against its twin");
+	cg_expect_twin(counted[1], twins[1], CG_BPF_SHORT_TWIN_PCT,
+		       "depth 100 task-clock against its twin");
+	cg_expect_covers(twins[0], cpu, "depth 2 task-clock");
+	cg_expect_covers(twins[1], cpu, "depth 100 task-clock");
 }
 
 /* Each CPU caches the counted ancestors of recent cgroups: a cgroup
@@ -306,7 +354,7 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	const char *chain[10];
 	int h[10];
 	char rel[64] = "";
-	uint64_t before[10], counted[10], cpu, opened;
+	uint64_t before[10], counted[10], twins[10], cpu, opened;
 	int attempt = 0;
 
 	for (int i = 0; i < 10; i++) {
@@ -331,20 +379,31 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 	do {
 		opened = window_open();
 		struct cg_child w = cg_spawn(chain[9], 40000000, 10);
-		for (int i = 0; i < 10; i++)
+		struct cg_twin twin[10];
+
+		for (int i = 0; i < 10; i++) {
 			before[i] = cg_read(bpf, h[i]).value;
+			twin[i] = cg_twin_open(chain[i],
+					       PERF_COUNT_SW_TASK_CLOCK);
+		}
 		cg_go(&w);
 		cpu = cg_finish(&w);
-		for (int i = 0; i < 10; i++)
+		for (int i = 0; i < 10; i++) {
 			counted[i] = cg_read(bpf, h[i]).value - before[i];
+			twins[i] = cg_twin_read(&twin[i]);
+			cg_twin_close(&twin[i]);
+		}
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
 	sched_setaffinity(0, sizeof(saved), &saved);
 	for (int i = 0; i < 10; i++) {
-		char what[32];
+		char what[48];
 
 		snprintf(what, sizeof(what), "level %d task-clock", i + 2);
-		expect_within_pct(counted[i], cpu, 2, what);
+		/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+		cg_expect_twin(counted[i], twins[i], CG_BPF_SHORT_TWIN_PCT,
+			       what);
+		cg_expect_covers(twins[i], cpu, what);
 	}
 }
 
@@ -361,7 +420,7 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	struct shpmu *small, *autos;
 	struct shpmu_stats st;
 	int h[6], attempt = 0;
-	uint64_t cpu, counted[6], before[6], opened;
+	uint64_t cpu, counted[6], before[6], opened, twin_clock;
 	char name[16];
 
 	/* (AUTO makes its backend at its first cgroup open.) */
@@ -392,13 +451,21 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 		struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 		for (int i = 0; i < 4; i++)
 			before[i] = cg_read(small, h[i]).value;
+		struct cg_twin twin =
+			cg_twin_open(paths[4], PERF_COUNT_SW_TASK_CLOCK);
+
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		for (int i = 0; i < 4; i++)
 			counted[i] = cg_read(small, h[i]).value - before[i];
+		twin_clock = cg_twin_read(&twin);
+		cg_twin_close(&twin);
 		cg_reap(&w);
 	} while (cg_window_tainted(small, opened, attempt++));
-	expect_within_pct(counted[1], cpu, 2, "reused slot, its own cgroup");
+	/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(counted[1], twin_clock, CG_BPF_SHORT_TWIN_PCT,
+		       "reused slot, its own cgroup, against its twin");
+	cg_expect_covers(twin_clock, cpu, "reused slot, its own cgroup");
 	cr_expect_eq(counted[0] + counted[2] + counted[3], 0,
 		     "other slots counted cgroup 4's work");
 
@@ -412,10 +479,17 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
 	struct cg_child w = cg_spawn(paths[4], 30000000, 5);
 	uint64_t start = cg_read(autos, h[4]).value;
+	struct cg_twin twin = cg_twin_open(paths[4], PERF_COUNT_SW_TASK_CLOCK);
+
 	cg_go(&w);
 	cpu = cg_finish(&w);
-	expect_within_pct(cg_read(autos, h[4]).value - start, cpu, 2,
-			  "classic fallback task-clock");
+	counted[4] = cg_read(autos, h[4]).value - start;
+	twin_clock = cg_twin_read(&twin);
+	cg_twin_close(&twin);
+	/* (The tolerance: see CG_CLASSIC_TWIN_PCT.) */
+	cg_expect_twin(counted[4], twin_clock, CG_CLASSIC_TWIN_PCT,
+		       "classic fallback task-clock against its twin");
+	cg_expect_covers(counted[4], cpu, "classic fallback task-clock");
 	cg_reap(&w);
 	shpmu_free(small);
 	shpmu_free(autos);
@@ -434,7 +508,7 @@ Test(bpf, event_indexes_are_reused)
 				 .cpu = SHPMU_ALL_CPUS,
 				 .cgroup_path = path};
 	struct perf_event_attr a;
-	uint64_t cpu, opened, counted;
+	uint64_t cpu, opened, counted, twin_clock;
 	int h[8], h9, attempt = 0;
 
 	for (int e = 0; e < 8; e++) {
@@ -453,28 +527,40 @@ Test(bpf, event_indexes_are_reused)
 		opened = window_open();
 		struct cg_child w = cg_spawn(path, 30000000, 5);
 		uint64_t before = cg_read(bpf, h9).value;
+		struct cg_twin twin = cg_twin_open(path, a.config);
 
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		counted = cg_read(bpf, h9).value - before;
+		twin_clock = cg_twin_read(&twin);
+		cg_twin_close(&twin);
 		cg_reap(&w);
 	} while (window_tainted(opened, attempt++));
-	expect_within_pct(counted, cpu, 2, "task-clock on a reused index");
+	/* (The tolerance: see CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(counted, twin_clock, CG_BPF_SHORT_TWIN_PCT,
+		       "task-clock on a reused index against its twin");
+	cg_expect_covers(twin_clock, cpu, "task-clock on a reused index");
 }
 
 /* A task that never leaves its CPU is still read up to the moment: the
  * read flushes the running delta (shpmu_read and shpmu_read_many both),
- * and agrees with a classic event read at the same moment. */
+ * and agrees with classic events read just before and just after it. */
 static pid_t spin_on_cpu1(const char *abs)
 {
-	pid_t pid = fork();
+	int ready[2];
+	char byte;
+	pid_t pid;
 
+	cr_assert_eq(pipe(ready), 0);
+	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		cpu_set_t one;
 		char procs[PATH_MAX + 16];
 		FILE *f;
 
+		close(ready[0]);
+		die_with_parent();
 		CPU_ZERO(&one);
 		CPU_SET(1, &one);
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
@@ -482,11 +568,39 @@ static pid_t spin_on_cpu1(const char *abs)
 		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
 		    sched_setaffinity(0, sizeof(one), &one))
 			_exit(3);
-		die_with_parent();
+		/* In the cgroup, on CPU 1 (sched_setaffinity moves it
+		 * there before it returns): from here on it only spins. */
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		close(ready[1]);
 		for (;;)
 			;
 	}
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &byte, 1), 1, "the spinner did not start");
+	close(ready[0]);
 	return pid;
+}
+
+/* Waits on the classic count of the spinner's cgroup. */
+struct spin_wait {
+	int h;
+	uint64_t until;
+};
+
+static bool spun_until(void *arg)
+{
+	const struct spin_wait *w = arg;
+
+	return cg_read(classic, w->h).value >= w->until;
+}
+
+static uint64_t spin_for(int hc, uint64_t from, uint64_t ns)
+{
+	struct spin_wait w = {hc, from + ns};
+
+	cg_wait_for(spun_until, &w, "the spinner to run in its cgroup");
+	return cg_read(classic, hc).value;
 }
 
 Test(bpf, reads_are_exact_to_the_moment)
@@ -494,32 +608,61 @@ Test(bpf, reads_are_exact_to_the_moment)
 	need_bpf();
 	if (online_cpus() < 2)
 		cr_skip_test("needs a second CPU for the spinning task");
-	const char *path = cg_make("spin");
-	int hb = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
-	int hc = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, path);
-	struct shpmu_count b1, b2, many, c1, c2;
-	pid_t pid = spin_on_cpu1(path);
+	uint64_t c1a, c1b, c2a, c2b, c3a, c3b, b1, b2, many, opened;
+	int attempt = 0;
 
-	usleep(100000);
-	b1 = cg_read(bpf, hb);
-	c1 = cg_read(classic, hc);
-	usleep(200000);
-	b2 = cg_read(bpf, hb);
-	c2 = cg_read(classic, hc);
-	cr_assert_eq(shpmu_read_many(bpf, &hb, 1, &many), 0);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	/* Between the reads the task may never have left its CPU: only the
-	 * flush can have brought its time in. */
-	cr_expect_gt(c2.value - c1.value, 10000000, "the task hardly ran");
-	expect_within_pct(b2.value - b1.value, c2.value - c1.value, 2,
-			  "BPF against classic, between two reads");
-	expect_within_pct(b2.value, c2.value, 2,
-			  "BPF against classic, mid-run");
-	cr_expect_geq(many.value, b2.value, "read_many went backwards");
-	cr_expect_lt(many.value - b2.value, 20000000,
-		     "read_many read %llu ns later than shpmu_read",
-		     (unsigned long long)(many.value - b2.value));
+	/* Each BPF read lies between two classic reads, the one just before
+	 * and the one just after it: while the task spins, the moments of
+	 * the reads matter, and whatever delays this process between them
+	 * (the machine runs other suites) widens the bracket, not the
+	 * error. */
+	do {
+		char name[32];
+
+		snprintf(name, sizeof(name), "spin%d", attempt);
+		const char *path = cg_make(name);
+		int hb = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, path);
+		int hc = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, path);
+		struct shpmu_count m;
+
+		opened = window_open();
+		pid_t pid = spin_on_cpu1(path);
+
+		spin_for(hc, 0, 100000000);
+		c1a = cg_read(classic, hc).value;
+		b1 = cg_read(bpf, hb).value;
+		c1b = cg_read(classic, hc).value;
+		/* Long enough that a BPF read that missed the running delta
+		 * would be far below the bracket. */
+		spin_for(hc, c1b, 100000000);
+		c2a = cg_read(classic, hc).value;
+		b2 = cg_read(bpf, hb).value;
+		c2b = cg_read(classic, hc).value;
+		/* The same for shpmu_read_many, after the task spun on past
+		 * b2 (between the reads the task may never have left its
+		 * CPU: only the flush can have brought its time in). */
+		spin_for(hc, c2b, 50000000);
+		c3a = cg_read(classic, hc).value;
+		cr_assert_eq(shpmu_read_many(bpf, &hb, 1, &m), 0);
+		many = m.value;
+		c3b = cg_read(classic, hc).value;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	} while (window_tainted(opened, attempt++));
+	/* The tolerance beyond the bracket: 2%, as against classic from the
+	 * start: what BPF misplaces is an amount, up to about a ms here
+	 * beside other suites, whatever the window (see
+	 * CG_BPF_SHORT_TWIN_PCT), and the first read comes after 100 ms. */
+	cg_expect_between(b1, c1a, c1b, CG_BPF_SHORT_TWIN_PCT, "first read");
+	cg_expect_between(b2, c2a, c2b, CG_BPF_SHORT_TWIN_PCT, "second read");
+	cg_expect_between(b2 - b1, c2a - c1b, c2b - c1a, CG_BPF_SHORT_TWIN_PCT,
+			  "between two reads");
+	cg_expect_between(many, c3a, c3b, CG_BPF_SHORT_TWIN_PCT, "read_many");
+	/* (Half the 50 ms spun since b2: a read_many that did not flush
+	 * would hold none of it.) */
+	cr_expect_gt(many - b2, 25000000,
+		     "read_many counted only %llu ns since shpmu_read",
+		     (unsigned long long)(many - b2));
 }
 
 /* Readers in other threads while the context opens and drops attrs (new
@@ -545,7 +688,8 @@ static void *read_racing(void *arg)
 		}
 		if (shpmu_read(bpf, racing_handles[0], &now[0]))
 			bad++;
-		/* valgrind runs one thread at a time and is not fair */
+		/* valgrind runs one thread at a time and is not fair: a
+		 * yield to the other threads, not a wait for anything */
 		if (under_valgrind)
 			usleep(1000);
 	}

@@ -62,7 +62,7 @@ static void expect_works(struct shpmu *p)
 				 .cpu = SHPMU_ALL_CPUS};
 	char path[PATH_MAX];
 	struct shpmu_count c;
-	uint64_t id, cpu;
+	uint64_t id, cpu, twin_clock;
 
 	cg_setup(p);
 	const char *abs = cg_make("x y");
@@ -82,13 +82,21 @@ static void expect_works(struct shpmu *p)
 		int h = shpmu_open(p, &a, &t);
 
 		cr_assert_geq(h, 0, "%s", last_log);
+		struct cg_twin twin = cg_twin_open(abs, a.config);
+
 		cg_go(&w);
 		cpu = cg_finish(&w);
 		cr_assert_eq(shpmu_read(p, h, &c), 0);
+		twin_clock = cg_twin_read(&twin);
+		cg_twin_close(&twin);
 		shpmu_close(p, h);
 		cg_reap(&w);
 	} while (cg_window_tainted(p, opened, attempt++));
-	expect_within_pct(c.value, cpu, 2, "task-clock");
+	/* The twin is a classic cgroup event, the handle a BPF-counted one
+	 * (without BPF a classic one): see CG_BPF_SHORT_TWIN_PCT. */
+	cg_expect_twin(c.value, twin_clock, CG_BPF_SHORT_TWIN_PCT,
+		       "task-clock against its twin");
+	cg_expect_covers(twin_clock, cpu, "task-clock");
 }
 
 Test(layouts, pure_v2_at_sys_fs_cgroup_is_discovered, .fini = teardown)

@@ -221,10 +221,11 @@ Test(cgroups, a_cgroup_counts_exactly_what_its_task_did)
 	const char *abs = cg_make("work");
 	int raw[64], nraw;
 	struct shpmu_count clock, cs;
-	uint64_t cpu_ns;
+	uint64_t cpu_ns, twin_clock;
 
 	struct cg_child child = cg_spawn(abs, 200000000, 50);
 	int hclock = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0, abs, false);
+	struct cg_twin twin = cg_twin_open(abs, PERF_COUNT_SW_TASK_CLOCK);
 	int hcs = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, cg_ino(abs),
 			  NULL, true);
 	nraw = cg_raw_open(abs, PERF_COUNT_SW_CONTEXT_SWITCHES, raw, 64);
@@ -238,9 +239,14 @@ Test(cgroups, a_cgroup_counts_exactly_what_its_task_did)
 		raw_disable(raw[i]);
 
 	cr_assert_eq(shpmu_read(pmu, hclock, &clock), 0);
+	twin_clock = cg_twin_read(&twin);
 	cr_assert_eq(shpmu_read(pmu, hcs, &cs), 0);
 	cg_reap(&child);
-	expect_within_pct(clock.value, cpu_ns, 2, "cgroup task-clock");
+	/* (The tolerance: see CG_CLASSIC_TWIN_PCT.) */
+	cg_expect_twin(clock.value, twin_clock, CG_CLASSIC_TWIN_PCT,
+		       "cgroup task-clock against its twin");
+	cg_expect_covers(clock.value, cpu_ns, "cgroup task-clock");
+	cg_twin_close(&twin);
 	cr_expect_eq(cs.value, cg_raw_sum(raw, nraw),
 		     "context-switches: handle %llu, raw cgroup events %llu",
 		     (unsigned long long)cs.value,
@@ -255,7 +261,7 @@ Test(cgroups, a_parent_counts_its_children)
 	cg_make("p");
 	const char *c1 = cg_make("p/c1"), *c2 = cg_make("p/c2");
 	struct shpmu_count p, k1, k2, clock;
-	uint64_t cpu, opened;
+	uint64_t cpu, opened, twin_clock;
 	int attempt = 0;
 
 	/* Measured again if the BPF backend's tracepoint hid a switch that
@@ -273,6 +279,8 @@ Test(cgroups, a_parent_counts_its_children)
 				 false);
 		int hclock = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0,
 				     cg_abs("p"), false);
+		struct cg_twin twin =
+			cg_twin_open(cg_abs("p"), PERF_COUNT_SW_TASK_CLOCK);
 
 		opened = cg_window_open(pmu);
 		cg_go(&w1);
@@ -286,6 +294,8 @@ Test(cgroups, a_parent_counts_its_children)
 		shpmu_read(pmu, h1, &k1);
 		shpmu_read(pmu, h2, &k2);
 		shpmu_read(pmu, hclock, &clock);
+		twin_clock = cg_twin_read(&twin);
+		cg_twin_close(&twin);
 		cg_reap(&w1);
 		cg_reap(&w2);
 		shpmu_close(pmu, hp);
@@ -298,7 +308,10 @@ Test(cgroups, a_parent_counts_its_children)
 		     (unsigned long long)k2.value);
 	cr_expect_geq(k1.value, 20);
 	cr_expect_geq(k2.value, 30);
-	expect_within_pct(clock.value, cpu, 2, "parent task-clock");
+	/* (The tolerance: see CG_CLASSIC_TWIN_PCT.) */
+	cg_expect_twin(clock.value, twin_clock, CG_CLASSIC_TWIN_PCT,
+		       "parent task-clock against its twin");
+	cg_expect_covers(clock.value, cpu, "parent task-clock");
 }
 
 static int open_cg_err(struct shpmu *p, uint64_t id)
@@ -316,19 +329,27 @@ Test(cgroups, a_removed_cgroup_keeps_its_last_value)
 	const char *abs = cg_make("doomed");
 	struct shpmu_count before, after;
 	char buf[PATH_MAX];
-	uint64_t id = cg_ino(abs);
+	uint64_t id = cg_ino(abs), cpu, twin_before;
 	int fds = count_perf_fds();
 
 	struct cg_child w = cg_spawn(abs, 50000000, 10);
 	int h = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, id, NULL, false);
+	struct cg_twin twin = cg_twin_open(abs, PERF_COUNT_SW_TASK_CLOCK);
 	cg_go(&w);
-	cg_finish(&w);
+	cpu = cg_finish(&w);
 	cg_reap(&w); /* the cgroup must be empty to go */
 	cr_assert_eq(shpmu_read(pmu, h, &before), 0);
-	cr_assert_gt(before.value, 0);
+	twin_before = cg_twin_read(&twin);
+	/* The child's exit is in both. (The tolerance: see
+	 * CG_CLASSIC_TWIN_PCT.) */
+	cg_expect_twin(before.value, twin_before, CG_CLASSIC_TWIN_PCT,
+		       "task-clock against its twin");
+	cg_expect_covers(before.value, cpu, "task-clock");
 	cr_assert_eq(rmdir(abs), 0, "rmdir %s: %s", abs, strerror(errno));
 	cr_assert_eq(shpmu_read(pmu, h, &after), 0);
 	cr_expect_eq(after.value, before.value);
+	cr_expect_eq(cg_twin_read(&twin), twin_before, "the twin moved");
+	cg_twin_close(&twin);
 	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, sizeof(buf)), -ENOENT);
 	cr_expect_eq(open_cg_err(pmu, id), -ENOENT);
 	cr_assert_eq(shpmu_close(pmu, h), 0);
