@@ -101,23 +101,53 @@ Test(exactness, page_faults_match_a_private_fd)
 	check_exact(PERF_COUNT_SW_PAGE_FAULTS);
 }
 
+/* A's reset must not reach the shared kernel event: B, counting on, keeps
+ * everything. Each handle lies between private raw fds enabled around its
+ * own start (A's reset, B's enable) and read around the final read. */
 Test(exactness, the_kernel_event_is_never_reset)
 {
 	int a = open_self(PERF_COUNT_SW_PAGE_FAULTS);
 	int b = open_self(PERF_COUNT_SW_PAGE_FAULTS);
+	int a_out = raw_open(PERF_COUNT_SW_PAGE_FAULTS, 0, -1);
+	int a_in = raw_open(PERF_COUNT_SW_PAGE_FAULTS, 0, -1);
+	int b_out = raw_open(PERF_COUNT_SW_PAGE_FAULTS, 0, -1);
+	int b_in = raw_open(PERF_COUNT_SW_PAGE_FAULTS, 0, -1);
+	uint64_t ao[3], ai[3], bo[3], bi[3];
 	struct shpmu_count ca, cb;
 
 	shpmu_enable(pmu, a);
+	raw_enable(b_out);
 	shpmu_enable(pmu, b);
+	raw_enable(b_in);
 	touch_pages(300);
+	raw_enable(a_out);
 	cr_assert_eq(shpmu_reset(pmu, a), 0);
+	raw_enable(a_in);
 	touch_pages(100);
+	raw_read(a_in, ai);
+	raw_read(b_in, bi);
 	shpmu_read(pmu, a, &ca);
 	shpmu_read(pmu, b, &cb);
+	raw_read(a_out, ao);
+	raw_read(b_out, bo);
+	/* Exact: faults are counted as they happen, one clockless count. */
+	cr_expect(ai[0] <= ca.value && ca.value <= ao[0],
+		  "a %llu outside [%llu, %llu]", (unsigned long long)ca.value,
+		  (unsigned long long)ai[0], (unsigned long long)ao[0]);
+	cr_expect(bi[0] <= cb.value && cb.value <= bo[0],
+		  "b %llu outside [%llu, %llu]", (unsigned long long)cb.value,
+		  (unsigned long long)bi[0], (unsigned long long)bo[0]);
 	/* a sees the 100 after its reset, b all 400 (and whatever faults the
-	 * test itself took). Had the shared kernel event been reset, b would
-	 * have lost the first 300 too. */
+	 * test itself took): each fresh page touched is exactly one fault.
+	 * Had the shared kernel event been reset, b would have lost the
+	 * first 300 too. */
+	cr_expect_geq(ai[0], 100);
+	cr_expect_geq(bi[0], 400);
 	cr_expect_geq(ca.value, 100);
 	cr_expect_geq(cb.value, 400);
 	cr_expect_leq(ca.value + 300, cb.value);
+	close(a_out);
+	close(a_in);
+	close(b_out);
+	close(b_in);
 }
