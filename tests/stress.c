@@ -243,6 +243,8 @@ static void check(struct tracked *t, uint64_t value)
 	t->last = value;
 }
 
+/* Work for the counters, not a wait: the nap is a voluntary switch, the
+ * fresh allocation page faults. */
 static void work_a_little(void)
 {
 	struct timespec nap = {0, 1000};
@@ -403,6 +405,8 @@ static void *churner(void *arg)
 
 	(void)arg;
 	while (now_s() < deadline) {
+		/* A pace, not a wait: about 200 rounds a second of removes
+		 * and moves, waiting for nothing to happen. */
 		struct timespec nap = {0, 5000000};
 		int i = (int)(rand_r(&seed) % NCGROUPS);
 

@@ -7,15 +7,45 @@
  * namespace even if the test crashes, and perf_event returns to cgroup2.
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/perf_event.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
+
+/* Raw context-switch events on the cgroup at path, one per CPU, counting
+ * from now: the oracle for a handle opened on it. */
+static int raw_cgroup_open(const char *path, int *fds, int max)
+{
+	struct perf_event_attr a =
+		sw_attr(PERF_COUNT_SW_CONTEXT_SWITCHES, false);
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+
+	cr_assert_geq(dir, 0, "%s: %s", path, strerror(errno));
+	for (int cpu = 0; cpu < online_cpus() && n < max; cpu++)
+		fds[n++] = raw_open_attr(&a, dir, cpu, PERF_FLAG_PID_CGROUP);
+	close(dir);
+	return n;
+}
+
+static uint64_t raw_cgroup_read(const int *fds, int n)
+{
+	uint64_t sum = 0, v[3];
+
+	for (int i = 0; i < n; i++) {
+		raw_read(fds[i], v);
+		sum += v[0];
+	}
+	return sum;
+}
 
 /* The hierarchy perf_event is bound to: 0 is cgroup2. */
 static int perf_event_hierarchy(void)
@@ -46,8 +76,8 @@ Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
 	struct shpmu_count c;
 	struct stat st;
 	struct shpmu *p;
-	uint64_t id;
-	int h;
+	uint64_t id, in, out;
+	int h, inner[64], outer[64], n_outer;
 
 	/* Nobody else counts cgroups while perf_event is bound here. */
 	cg_perf_event_lock(true);
@@ -68,19 +98,43 @@ Test(cgroup_v1, a_v1_perf_event_hierarchy_is_found_and_counts)
 	cr_assert_eq(shpmu_cgroup_path(p, id, path, sizeof(path)), 0);
 	cr_expect_str_eq(path, tmpdir);
 
-	/* Every task is in the new hierarchy's root, this one too. */
+	/* Every task is in the new hierarchy's root, this one too: the
+	 * handle is bracketed by raw events on that root, one opened before
+	 * it and read after it, one opened after it and read before it.
+	 * Classic events on one cgroup count the same switches, so the
+	 * handle lies between the two exactly. */
+	n_outer = raw_cgroup_open(tmpdir, outer, 64);
 	h = shpmu_open(p, &a, &t);
 	cr_assert_geq(h, 0, "%s", last_log);
+	raw_cgroup_open(tmpdir, inner, 64);
 	sleep_switches(50);
+	in = raw_cgroup_read(inner, n_outer);
 	cr_assert_eq(shpmu_read(p, h, &c), 0);
-	cr_expect_geq(c.value, 50);
+	out = raw_cgroup_read(outer, n_outer);
+	cr_log_info("context switches in the root: raw %llu .. %llu, handle "
+		    "%llu",
+		    (unsigned long long)in, (unsigned long long)out,
+		    (unsigned long long)c.value);
+	/* The 50 this test made exactly, and all the machine's others. */
+	cr_expect_geq(in, 50);
+	cr_expect(c.value >= in && c.value <= out,
+		  "the handle's %llu switches are outside the raw [%llu, "
+		  "%llu] around it",
+		  (unsigned long long)c.value, (unsigned long long)in,
+		  (unsigned long long)out);
+	for (int i = 0; i < n_outer; i++) {
+		close(inner[i]);
+		close(outer[i]);
+	}
 	shpmu_free(p);
 	umount2(tmpdir, MNT_DETACH);
 	rmdir(tmpdir);
 	/* The kernel frees the hierarchy a little later; the next suite
-	 * needs perf_event back on cgroup2. */
-	for (int i = 0; i < 100 && perf_event_hierarchy() != 0; i++)
-		usleep(100000);
+	 * needs perf_event back on cgroup2. The free is deferred work with
+	 * nothing to wait on: polled, with a deadline of 10 s. */
+	for (uint64_t deadline = wall_ns() + 10000000000ull;
+	     perf_event_hierarchy() != 0 && wall_ns() < deadline;)
+		usleep(10000); /* between polls */
 	cr_expect_eq(perf_event_hierarchy(), 0,
 		     "perf_event did not return to cgroup2");
 }

@@ -5,13 +5,17 @@
 
 usage: test_stat.py SHPMU_STAT WORKLOAD
 """
+import ctypes
 import json
 import os
+import platform
 import re
 import shutil
-import statistics
+import signal
+import struct
 import subprocess
 import sys
+import time
 
 STAT, WORKLOAD = sys.argv[1], sys.argv[2]
 if not shutil.which("perf"):
@@ -19,6 +23,9 @@ if not shutil.which("perf"):
     sys.exit(77)
 if os.geteuid() != 0:
     print("SKIP: -a needs CPU-wide counting: run as root")
+    sys.exit(77)
+if {"x86_64": 298, "aarch64": 241}.get(os.uname().machine) is None:
+    print("SKIP: perf_event_open's number on this machine is unknown here")
     sys.exit(77)
 EVENTS = "task-clock,context-switches,page-faults"
 WORK = [WORKLOAD, "200", "100", "3000"]
@@ -34,41 +41,115 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def csv_counts(cmd):
-    """Runs a perf-stat-like command with -x, and returns {event: value}."""
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    text = out.stderr if cmd[0] == "perf" else out.stdout
+def csv_counts(text):
+    """{event: value} of perf-stat-like -x, output ("<not counted>": 0)."""
     counts = {}
     for line in text.splitlines():
         fields = line.split(",")
         if len(fields) >= 5 and fields[2] in EVENTS.split(","):
-            counts[fields[2]] = float(fields[0])
+            counts[fields[2]] = (0.0 if fields[0] == "<not counted>"
+                                 else float(fields[0]))
     return counts
 
 
-def compare(work, events, runs=5):
-    """Medians of both tools on one workload, runs interleaved so that
-    whatever else the machine does falls on both alike."""
-    ours, perfs = [], []
-    for _ in range(runs):
-        ours.append(csv_counts([STAT, "-x,", "-e", EVENTS, "--"] + work))
-        perfs.append(csv_counts(["perf", "stat", "-x,", "-e", EVENTS, "--"]
-                                + work))
-    for event in events:
-        a = statistics.median(s[event] for s in ours)
-        b = statistics.median(s[event] for s in perfs)
-        print(f"{event}: shpmu-stat {a}, perf stat {b}")
-        check(abs(a - b) <= 0.05 * b,
-              f"{event}: {a} is not within 5% of perf's {b}")
-    return statistics.median(s[events[-1]] for s in ours)
+# The oracle (tests/README.md): raw perf events the test opens itself on
+# the target, counting the same window as the tools under test.
+PERF_TYPE_SOFTWARE = 1
+CONFIGS = {"task-clock": 1, "page-faults": 2, "context-switches": 3}
+SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
 
 
-# CPU time and faults on a burning workload; switches on one that only
-# sleeps, where a busy machine's preemptions cannot add a random number.
-faults = compare([WORKLOAD, "200", "0", "3000"], ["task-clock", "page-faults"])
-check(faults >= 3000, "the page faults were counted")
-switches = compare([WORKLOAD, "0", "200", "10"], ["context-switches"])
-check(switches >= 200, "the sleeps were counted")
+class Twin:
+    """A raw event on thread tid, inherited by the threads it starts
+    (their counts fold into its reading), counting from now on."""
+
+    def __init__(self, event, tid):
+        # perf_event_attr (PERF_ATTR_SIZE_VER7, 128 bytes): type, size,
+        # config, and inherit (bit 1 of the flags at offset 40).
+        raw = bytearray(struct.pack("IIQ", PERF_TYPE_SOFTWARE, 128,
+                                    CONFIGS[event]).ljust(128, b"\0"))
+        struct.pack_into("Q", raw, 40, 1 << 1)
+        attr = ctypes.create_string_buffer(bytes(raw), 128)
+        self.fd = libc.syscall(SYS_PERF_EVENT_OPEN, attr, tid, -1, -1, 8)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), f"perf_event_open {event} on "
+                          f"{tid}: {os.strerror(ctypes.get_errno())}")
+
+    def read(self):
+        """Its count (task-clock in ms, as the tools print it); closes it."""
+        value = struct.unpack("Q", os.read(self.fd, 8))[0]
+        os.close(self.fd)
+        return value
+
+
+def value_of(event, twin_count):
+    return twin_count / 1e6 if event == "task-clock" else twin_count
+
+
+def wait_blocked(pid):
+    """Polls /proc, with a deadline, until no thread of pid is running:
+    before it a window's edge would cut its work."""
+    deadline = time.monotonic() + 30
+    while True:
+        running = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue  # gone
+            if state == "R":
+                running.append(tid)
+        if not running:
+            return
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"threads {running} of {pid} still run")
+        time.sleep(0.001)  # between polls
+
+
+def same_window(got, want, event, what):
+    """A tool's count against the twin's over the same window, with the
+    target blocked at both edges. Clocks within 0.5% or 0.1 ms: the
+    edges are found from /proc, which shows a thread asleep a moment
+    before the switch away from it ends, and the tools print msec to two
+    decimals. Counts within 1: the same moment may hold one switch or
+    fault that one reading sees and the other not yet."""
+    if event == "task-clock":
+        ok = abs(got - want) <= max(0.005 * want, 0.1)
+    else:
+        ok = abs(got - want) <= 1
+    print(f"{what}, {event}: {got} against the twin's {want} "
+          f"({got - want:+.3f})")
+    check(ok, f"{what}, {event}: {got} is not {want} (the same window)")
+
+# A command is counted from its exec to its end, which no other counter
+# can share (nothing can open one on it before shpmu-stat's child execs):
+# its counts are bounded by what the workload does exactly, one-sided,
+# the loader's faults and switches coming on top. The same counts against
+# perf stat and raw twins over one window are checked with -p below.
+def command_counts(work):
+    start = time.monotonic()
+    out = subprocess.run([STAT, "-x,", "-e", EVENTS, "--"] + work,
+                         capture_output=True, text=True, check=True)
+    return csv_counts(out.stdout), (time.monotonic() - start) * 1e3
+
+
+counts, wall_ms = command_counts([WORKLOAD, "200", "0", "3000"])
+print(f"a command: {counts}, {wall_ms:.2f} ms of wall time")
+check(counts.get("page-faults", 0) >= 3000,
+      f"the 3000 pages touched were counted: {counts}")
+# The workload burns until its CPU clock reaches 200 ms: an order of
+# magnitude only, as at_least_own says.
+check(counts.get("task-clock", 0) >= 100,
+      f"the 200 ms of CPU burnt were counted: {counts}")
+check(counts.get("task-clock", 0) <= wall_ms,
+      f"a single thread ran no longer than it lived: {counts}, "
+      f"{wall_ms:.2f} ms")
+counts, _ = command_counts([WORKLOAD, "0", "200", "10"])
+check(counts.get("context-switches", 0) >= 200,
+      f"the 200 sleeps were counted: {counts}")
 
 # CSV: perf's field order, with a cgroup column only when per cgroup.
 out = subprocess.run([STAT, "-x;", "-e", "cs,{task-clock,page-faults}", "--"]
@@ -169,6 +250,24 @@ def worker(name, seconds, with_helper, stay):
         end.wait()
 
 
+if sys.argv[1] == "work":
+    # work S N P: on "go", burns S s of its CPU, sleeps N times (a
+    # switch each) and touches P fresh pages (a fault each).
+    seconds, sleeps, pages = float(sys.argv[2]), int(sys.argv[3]), \
+        int(sys.argv[4])
+    say("ready")
+    sys.stdin.readline()
+    burn(seconds)
+    for _ in range(sleeps):
+        time.sleep(0.0001)
+    import mmap
+    m = mmap.mmap(-1, pages * mmap.PAGESIZE)
+    m.madvise(mmap.MADV_NOHUGEPAGE)
+    for i in range(pages):
+        m[i * mmap.PAGESIZE] = 1
+    say("done")
+    sys.stdin.readline()
+    sys.exit(0)
 if sys.argv[1] == "later":
     n, seconds = int(sys.argv[2]), float(sys.argv[3])
     say("ready")
@@ -265,23 +364,82 @@ def msec(value):
     return 0.0 if value == "<not counted>" else float(value)
 
 
-def near(a, b, what):
+def at_least_own(a, b, what):
+    """Only an order of magnitude (the twins are the oracle): the target's
+    own CPU clocks over its work, inside the window, say the work was done.
+    Half of it: task-clock, the twins' and the tools' alike, has been seen
+    14% short of those clocks on this 2-CPU machine under a load of 100
+    (and over them where a paravirtual host steals)."""
     print(f"{what}: shpmu-stat {a:.2f} ms, the target's own {b:.2f} ms")
-    check(abs(a - b) <= 0.1 * b, f"{what}: {a} ms not within 10% of {b} ms")
+    check(a >= 0.5 * b, f"{what}: {a} ms is not even half the target's "
+          f"own {b} ms")
 
+
+# The same window three ways: shpmu-stat -p, perf stat -p (started with
+# its events off, turned on and off through its control fd, each step
+# acknowledged) and raw twins, on a target that works only between "go"
+# and "done" and sleeps in a read at both edges.
+target = Target("work", "0.2", "200", "3000")
+perf = None
+try:
+    wait_blocked(target.pid)
+    twins = {e: Twin(e, target.pid) for e in EVENTS.split(",")}
+    run = Run(["-x,", "-e", EVENTS, "-p", str(target.pid)])
+    ctl_r, ctl_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    perf = subprocess.Popen(["perf", "stat", "-x,", "-e", EVENTS, "-p",
+                             str(target.pid), "-D", "-1", "--control",
+                             f"fd:{ctl_r},{ack_w}"],
+                            pass_fds=(ctl_r, ack_w), stderr=subprocess.PIPE,
+                            text=True)
+    os.close(ctl_r)
+    os.close(ack_w)
+
+    def perf_control(cmd):
+        os.write(ctl_w, cmd)
+        check(os.read(ack_r, 16).startswith(b"ack"), f"perf stat: {cmd}")
+
+    perf_control(b"enable\n")
+    target.say()
+    target.until("done")
+    wait_blocked(target.pid)
+    perf_control(b"disable\n")
+    perf.send_signal(signal.SIGINT)
+    perf_counts = csv_counts(perf.communicate(timeout=60)[1])
+    perf = None
+    ours = csv_counts(run.finish())
+    want = {e: value_of(e, t.read()) for e, t in twins.items()}
+finally:
+    if perf:
+        perf.kill()
+    target.close()
+for event in EVENTS.split(","):
+    same_window(ours.get(event, -1), want[event], event, "shpmu-stat -p")
+    same_window(perf_counts.get(event, -1), want[event], event,
+                "perf stat -p")
+# Exactly what the target did, and Python's own on top.
+check(want["page-faults"] >= 3000, f"3000 pages touched: {want}")
+check(want["context-switches"] >= 200, f"200 sleeps: {want}")
+check(want["task-clock"] >= 100, f"0.2 s burnt (see at_least_own): {want}")
 
 # -p: threads started after shpmu-stat are counted too.
 target = Target("later", "3", "0.4")
 try:
+    wait_blocked(target.pid)
+    twin = Twin("task-clock", target.pid)
     run = Run(["-x,", "-e", "task-clock", "-p", str(target.pid)])
     cpu, _ = target.burn()
+    wait_blocked(target.pid)
     out = run.finish()
+    twin_ms = value_of("task-clock", twin.read())
 finally:
     target.close()
 rows = [l.split(",") for l in out.splitlines() if l]
 check(len(rows) == 1 and rows[0][2] == "task-clock", f"-p rows: {rows}")
 check(cpu >= 1.1, f"the target burnt 3 x 0.4 s: {cpu} s")
-near(msec(rows[0][0]), cpu * 1e3, "-p, 3 threads started later")
+same_window(msec(rows[0][0]), twin_ms, "task-clock",
+            "-p, 3 threads started later")
+at_least_own(msec(rows[0][0]), cpu * 1e3, "-p, 3 threads started later")
 
 # --per-thread: a row per thread there at the start, named as /proc names
 # it, in /proc's order, beside a -p run of the same window.
@@ -293,14 +451,20 @@ try:
     for t in tids:
         with open(f"/proc/{target.pid}/task/{t}/comm") as f:
             comms[t] = f.read().strip()
+    wait_blocked(target.pid)
+    # Each thread's twin inherits what it starts (burn-1's helper), as
+    # its --per-thread row does.
+    twins = {t: Twin("task-clock", t) for t in tids}
     csv_run = Run(["--per-thread", "-x,", "-e", "task-clock", "-p",
                    str(target.pid)])
     human_run = Run(["--per-thread", "-e", "task-clock", "-p",
                      str(target.pid)])
     total_run = Run(["-x,", "-e", "task-clock", "-p", str(target.pid)])
     cpu, threads = target.burn()
+    wait_blocked(target.pid)
     csv_out, human_out = csv_run.finish(), human_run.finish()
     total = msec(total_run.finish().split(",")[0])
+    twin_ms = {t: value_of("task-clock", tw.read()) for t, tw in twins.items()}
     idle = next(t for t in tids if comms[t] == "burn-0")
     out = subprocess.run([STAT, "-p", str(idle), "--", "true"],
                          capture_output=True, text=True)
@@ -318,12 +482,17 @@ check([r[0] for r in rows] == [f"{comms[t]}-{t}" for t in tids],
 counted = {t: msec(r[1]) for t, r in zip(tids, rows)}
 print(f"--per-thread: {counted} ms; the threads' own: {threads} s")
 for t in tids:
+    same_window(counted.get(t, -1), twin_ms[t], "task-clock",
+                f"{comms[t]}'s row")
     if comms[t] in ("burn-1", "burn-2"):
-        near(counted[t], threads[t] * 1e3, f"{comms[t]}'s row")
+        at_least_own(counted.get(t, 0), threads[t] * 1e3, f"{comms[t]}'s row")
     else:
-        check(counted[t] < 20, f"{comms[t]} was idle: {counted[t]} ms")
-near(sum(counted.values()), cpu * 1e3, "--per-thread, the rows' sum")
-near(total, cpu * 1e3, "-p beside it")
+        check(counted.get(t, 0) < 20,
+              f"{comms[t]} was idle: {counted.get(t)} ms")
+same_window(sum(counted.values()), sum(twin_ms.values()), "task-clock",
+            "--per-thread, the rows' sum")
+same_window(total, sum(twin_ms.values()), "task-clock", "-p beside it")
+at_least_own(total, cpu * 1e3, "-p beside it")
 human = re.findall(r"^ +(\S+)-(\d+) +([\d.]+|<not counted>) msec +task-clock",
                    human_out, re.M)
 check([(c, int(t)) for c, t, _ in human] == [(comms[t], t) for t in tids],
