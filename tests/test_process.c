@@ -144,7 +144,7 @@ static void expect_same_event(uint64_t handle, uint64_t twin, const char *what)
  *    perf switches the task's events, perf's own work there included
  *    (switching everyone's CPU and cgroup events), goes to the task
  *    coming in. CLOCK_THREAD_CPUTIME_ID holds it too (check_burner).
- *    Measured 6 to 60 us a switch on average over a window, so 5 to 14%
+ *    Measured 6 to 80 us a switch on average over a window, so 5 to 14%
  *    of a window for tasks preempted every 0.3 to 0.6 ms on a loaded
  *    machine.
  *  - EXIT_NS a process that exits in the window: perf events stop at
