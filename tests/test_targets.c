@@ -9,82 +9,9 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
+#include "twin.h"
 
 DEFAULT_CONTEXT_SUITE(targets);
-
-/*
- * A handle's twins: two private raw fds on its target and event. out is
- * enabled just before the edge that opens the handle's window (its open or
- * enable) and read just after the edge that ends it (a read); in just
- * after and just before. The kernel orders all of it on the target's own
- * clock, so in <= handle <= out holds exactly, for the value and both
- * times.
- */
-struct twin {
-	int out, in;
-	uint64_t o[3], i[3]; /* value, time_enabled, time_running */
-};
-
-static struct twin twin_open_attr(const struct perf_event_attr *attr, pid_t pid,
-				  int cpu)
-{
-	struct perf_event_attr a = *attr;
-	struct twin t;
-
-	a.disabled = 1;
-	t.out = raw_open_attr(&a, pid, cpu, 0);
-	t.in = raw_open_attr(&a, pid, cpu, 0);
-	return t;
-}
-
-static struct twin twin_open(uint64_t config, pid_t pid, int cpu)
-{
-	struct perf_event_attr a = sw_attr(config, true);
-
-	return twin_open_attr(&a, pid, cpu);
-}
-
-static void twin_close(struct twin *t)
-{
-	close(t->out);
-	close(t->in);
-}
-
-static void open_before(struct twin *t)
-{
-	raw_enable(t->out);
-}
-
-static void open_after(struct twin *t)
-{
-	raw_enable(t->in);
-}
-
-static void read_before(struct twin *t)
-{
-	raw_read(t->in, t->i);
-}
-
-static void read_after(struct twin *t)
-{
-	raw_read(t->out, t->o);
-}
-
-/* got (field f: value, time_enabled, time_running) lies between the
- * twins, exactly; returns how far apart they are. */
-static uint64_t expect_twin(uint64_t got, const struct twin *t, int f,
-			    const char *what)
-{
-	uint64_t in = t->i[f], out = t->o[f];
-
-	cr_log_info("%s: %llu in [%llu, %llu], gap %llu", what,
-		    (unsigned long long)got, (unsigned long long)in,
-		    (unsigned long long)out, (unsigned long long)(out - in));
-	cr_expect(in <= got && got <= out, "%s: %llu is outside [%llu, %llu]",
-		  what, (unsigned long long)got, (unsigned long long)in,
-		  (unsigned long long)out);
-	return out - in;
-}
 
 /*
  * The tolerance between a handle on a parked child and its twins: the
@@ -108,16 +35,16 @@ Test(targets, a_task_by_pid_counts_that_task)
 	/* The child is parked: its start is not in the handle's window. */
 	t.pid = child.pid;
 	wait_until_blocked(child.pid);
-	open_before(&tw);
+	twin_before_open(&tw);
 	h = shpmu_open(pmu, &a, &t);
-	open_after(&tw);
+	twin_after_open(&tw);
 	cr_assert_geq(h, 0, "%s", strerror(-h));
 	cg_go(&child);
 	cpu = cg_finish(&child);
 	wait_until_blocked(child.pid); /* parked again */
-	read_before(&tw);
+	twin_before_close(&tw, false);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
-	read_after(&tw);
+	twin_after_close(&tw, false);
 	cr_expect_leq(expect_twin(c.value, &tw, 0, "child task-clock"),
 		      PARKED_GAP_NS * (under_valgrind ? 10 : 1));
 	expect_twin(c.time_enabled, &tw, 1, "child time_enabled");
@@ -127,9 +54,9 @@ Test(targets, a_task_by_pid_counts_that_task)
 		      (unsigned long long)c.value, (unsigned long long)cpu);
 	/* Once the task has exited, its final count stays readable. */
 	cg_reap(&child);
-	read_before(&tw);
+	twin_before_close(&tw, false);
 	cr_assert_eq(shpmu_read(pmu, h, &after_exit), 0);
-	read_after(&tw);
+	twin_after_close(&tw, false);
 	expect_twin(after_exit.value, &tw, 0, "child task-clock, exited");
 	cr_assert_eq(shpmu_read(pmu, h, &again), 0);
 	cr_expect_geq(after_exit.value, c.value);
@@ -155,12 +82,12 @@ Test(targets, inherit_counts_children_and_plain_does_not)
 	ti = twin_open_attr(&inh, 0, -1);
 	/* This thread alone, inside hi's window. */
 	inner_plain = raw_open(PERF_COUNT_SW_TASK_CLOCK, 0, -1);
-	open_before(&tp);
+	twin_before_open(&tp);
 	hp = shpmu_open(pmu, &plain, &self);
-	open_after(&tp);
-	open_before(&ti);
+	twin_after_open(&tp);
+	twin_before_open(&ti);
 	hi = shpmu_open(pmu, &inh, &self);
-	open_after(&ti);
+	twin_after_open(&ti);
 	raw_enable(inner_plain);
 	cr_assert_geq(hp, 0);
 	cr_assert_geq(hi, 0);
@@ -170,12 +97,12 @@ Test(targets, inherit_counts_children_and_plain_does_not)
 	/* A child's inherited count joins the parent's when it exits. */
 	cg_reap(&child);
 	raw_read(inner_plain, inside);
-	read_before(&tp);
-	read_before(&ti);
+	twin_before_close(&tp, false);
+	twin_before_close(&ti, false);
 	cr_assert_eq(shpmu_read(pmu, hp, &cp), 0);
 	cr_assert_eq(shpmu_read(pmu, hi, &ci), 0);
-	read_after(&tp);
-	read_after(&ti);
+	twin_after_close(&tp, false);
+	twin_after_close(&ti, false);
 	/* A plain twin cannot see the child: neither may the plain handle. */
 	expect_twin(cp.value, &tp, 0, "plain");
 	expect_twin(ci.value, &ti, 0, "inherited");
@@ -215,21 +142,21 @@ Test(targets, multiplexed_times_are_per_handle_and_scaled)
 	t2 = twin_open(PERF_COUNT_SW_TASK_CLOCK, 0, 1);
 
 	pin_to_cpu(0);
-	open_before(&t1);
+	twin_before_open(&t1);
 	cr_assert_eq(shpmu_enable(pmu, h1), 0);
-	open_after(&t1);
+	twin_after_open(&t1);
 	burn_cpu_ns(100000000); /* h1: enabled, not running */
 	pin_to_cpu(1);
-	open_before(&t2);
+	twin_before_open(&t2);
 	cr_assert_eq(shpmu_enable(pmu, h2), 0);
-	open_after(&t2);
+	twin_after_open(&t2);
 	burn_cpu_ns(100000000); /* both running */
-	read_before(&t1);
-	read_before(&t2);
+	twin_before_close(&t1, false);
+	twin_before_close(&t2, false);
 	cr_assert_eq(shpmu_read(pmu, h1, &c1), 0);
 	cr_assert_eq(shpmu_read(pmu, h2, &c2), 0);
-	read_after(&t1);
-	read_after(&t2);
+	twin_after_close(&t1, false);
+	twin_after_close(&t2, false);
 
 	expect_twin(c1.value, &t1, 0, "h1 value");
 	expect_twin(c1.time_enabled, &t1, 1, "h1 enabled");
@@ -282,14 +209,14 @@ Test(targets, an_event_that_never_ran_scales_to_zero)
 			     online_cpus());
 	pin_to_cpu(0);
 	t = twin_open(PERF_COUNT_SW_TASK_CLOCK, 0, 1);
-	open_before(&t);
+	twin_before_open(&t);
 	h = shpmu_open(pmu, &a, &on1);
-	open_after(&t);
+	twin_after_open(&t);
 	cr_assert_geq(h, 0);
 	burn_cpu_ns(20000000);
-	read_before(&t);
+	twin_before_close(&t, false);
 	cr_assert_eq(shpmu_read(pmu, h, &c), 0);
-	read_after(&t);
+	twin_after_close(&t, false);
 	expect_twin(c.time_enabled, &t, 1, "enabled on CPU 0");
 	cr_expect_gt(t.i[1], 0);
 	cr_expect_eq(t.o[2], 0, "the twin ran: this thread left CPU 0");
@@ -376,17 +303,17 @@ Test(targets, enable_on_exec_handles_count_from_their_own_open)
 	wait_counted(t1, 50000000);
 	t2 = twin_open(PERF_COUNT_SW_TASK_CLOCK, t.pid, -1);
 	raw_read(t1, at_h2);
-	open_before(&t2);
+	twin_before_open(&t2);
 	h2 = shpmu_open(pmu, &a, &t);
-	open_after(&t2);
+	twin_after_open(&t2);
 	cr_assert_geq(h2, 0);
 	wait_counted(t2.in, 50000000);
 	raw_read(t1, b1);
-	read_before(&t2);
+	twin_before_close(&t2, false);
 	cr_assert_eq(shpmu_read(pmu, h1, &c1), 0);
 	cr_assert_eq(shpmu_read(pmu, h2, &c2), 0);
 	raw_read(t1, a1);
-	read_after(&t2);
+	twin_after_close(&t2, false);
 	raw_read(whole, all);
 	cr_expect_eq(count_perf_fds(), 1 + 4,
 		     "the two handles share (beside 4 raw fds)");

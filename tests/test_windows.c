@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "twin.h"
 
 #define WINDOW_NS 150000000ull /* 150 ms of CPU time per window */
 
@@ -43,87 +44,6 @@ static int open_self(uint64_t config, bool disabled)
 
 	cr_assert_geq(h, 0, "open: %s", strerror(-h));
 	return h;
-}
-
-/*
- * A handle's twins: two private raw fds on its target and event. out is
- * enabled just before each edge that opens the handle's window (open,
- * enable, reset) and read or disabled just after each edge that closes it
- * (read, disable); in just after and just before. The kernel orders all
- * of it on one clock (the context's time: a thread's task-clock, any
- * time_enabled), so in <= handle <= out holds exactly; out - in is what
- * the handle's own calls at its edges took. A CPU's cpu-clock comes
- * close (see CPU_CLOCK_GIVE).
- */
-struct twin {
-	int out, in;
-	uint64_t o[3], i[3]; /* value, time_enabled, time_running */
-};
-
-static struct twin twin_open(uint64_t config, pid_t pid, int cpu)
-{
-	struct twin t = {.out = raw_open(config, pid, cpu),
-			 .in = raw_open(config, pid, cpu)};
-
-	return t;
-}
-
-static void twin_close(struct twin *t)
-{
-	close(t->out);
-	close(t->in);
-}
-
-/* Around an edge that opens the window. */
-static void open_before(struct twin *t)
-{
-	raw_enable(t->out);
-}
-
-static void open_after(struct twin *t)
-{
-	raw_enable(t->in);
-}
-
-/* Around an edge that closes it, a disable or a read. */
-static void close_before(struct twin *t, bool disable)
-{
-	if (disable)
-		raw_disable(t->in);
-	raw_read(t->in, t->i);
-}
-
-static void close_after(struct twin *t, bool disable)
-{
-	if (disable)
-		raw_disable(t->out);
-	raw_read(t->out, t->o);
-}
-
-/*
- * got (field f: 0 value, 1 time_enabled) lies between the twins, give or
- * take give (0: exactly). Returns how far apart the twins are (0 if they
- * crossed): the tolerance the comparison had.
- */
-static uint64_t expect_twin_give(uint64_t got, const struct twin *t, int f,
-				 uint64_t give, const char *what)
-{
-	uint64_t in = t->i[f], out = t->o[f];
-
-	cr_log_info("%s: %llu in [%llu, %llu] give or take %llu", what,
-		    (unsigned long long)got, (unsigned long long)in,
-		    (unsigned long long)out, (unsigned long long)give);
-	cr_expect(in <= got + give && got <= out + give,
-		  "%s: %llu is outside [%llu, %llu] (give or take %llu)", what,
-		  (unsigned long long)got, (unsigned long long)in,
-		  (unsigned long long)out, (unsigned long long)give);
-	return out > in ? out - in : 0;
-}
-
-static uint64_t expect_twin(uint64_t got, const struct twin *t, int f,
-			    const char *what)
-{
-	return expect_twin_give(got, t, f, 0, what);
 }
 
 /* Whether a gap is within its limit (ten times that under valgrind). */
@@ -174,21 +94,21 @@ Test(windows, two_handles_report_their_own_windows)
 		struct twin tb = twin_open(PERF_COUNT_SW_TASK_CLOCK, 0, -1);
 		struct shpmu_count ca, cb;
 
-		open_before(&ta);
+		twin_before_open(&ta);
 		cr_assert_eq(shpmu_enable(pmu, a), 0);
-		open_after(&ta);
+		twin_after_open(&ta);
 		burn_cpu_ns(WINDOW_NS);
-		open_before(&tb);
+		twin_before_open(&tb);
 		cr_assert_eq(shpmu_enable(pmu, b), 0);
-		open_after(&tb);
+		twin_after_open(&tb);
 		burn_cpu_ns(WINDOW_NS);
-		close_before(&ta, true);
+		twin_before_close(&ta, true);
 		cr_assert_eq(shpmu_disable(pmu, a), 0);
-		close_after(&ta, true);
+		twin_after_close(&ta, true);
 		burn_cpu_ns(WINDOW_NS);
-		close_before(&tb, true);
+		twin_before_close(&tb, true);
 		cr_assert_eq(shpmu_disable(pmu, b), 0);
-		close_after(&tb, true);
+		twin_after_close(&tb, true);
 		burn_cpu_ns(WINDOW_NS / 3); /* neither may count this */
 
 		ca = rd(a);
@@ -233,23 +153,23 @@ Test(windows, cpu_target_windows_follow_the_cpus_clock)
 		cr_assert_geq(a, 0);
 		cr_assert_geq(b, 0);
 		/* The work is time passing on CPU 0, whatever runs there. */
-		open_before(&ta);
+		twin_before_open(&ta);
 		cr_assert_eq(shpmu_enable(pmu, a), 0);
-		open_after(&ta);
+		twin_after_open(&ta);
 		burn0 = thread_cpu_ns();
 		burn_cpu_ns(WINDOW_NS / 2);
-		open_before(&tb);
+		twin_before_open(&tb);
 		cr_assert_eq(shpmu_enable(pmu, b), 0);
-		open_after(&tb);
+		twin_after_open(&tb);
 		burn_cpu_ns(WINDOW_NS / 2);
 		burn1 = thread_cpu_ns();
-		close_before(&ta, true);
+		twin_before_close(&ta, true);
 		cr_assert_eq(shpmu_disable(pmu, a), 0);
-		close_after(&ta, true);
+		twin_after_close(&ta, true);
 		burn_cpu_ns(WINDOW_NS / 2);
-		close_before(&tb, true);
+		twin_before_close(&tb, true);
 		cr_assert_eq(shpmu_disable(pmu, b), 0);
-		close_after(&tb, true);
+		twin_after_close(&tb, true);
 		burn_cpu_ns(WINDOW_NS / 6); /* neither may count this */
 
 		ca = rd(a);
@@ -290,13 +210,13 @@ Test(windows, a_disabled_handle_counts_nothing_until_enabled)
 	c = rd(h);
 	cr_expect_eq(c.value, 0);
 	cr_expect_eq(c.time_enabled, 0);
-	open_before(&t);
+	twin_before_open(&t);
 	cr_assert_eq(shpmu_enable(pmu, h), 0);
-	open_after(&t);
+	twin_after_open(&t);
 	burn_cpu_ns(WINDOW_NS / 5);
-	close_before(&t, false);
+	twin_before_close(&t, false);
 	c = rd(h);
-	close_after(&t, false);
+	twin_after_close(&t, false);
 	/* Exact bounds (see expect_twin); the gap is not judged here. */
 	expect_twin(c.value, &t, 0, "value since the enable");
 	expect_twin(c.time_enabled, &t, 1, "time_enabled");
@@ -310,16 +230,16 @@ Test(windows, enable_and_disable_are_idempotent)
 	struct shpmu_count frozen, later;
 	int h;
 
-	open_before(&t);
+	twin_before_open(&t);
 	h = open_self(PERF_COUNT_SW_TASK_CLOCK, false);
-	open_after(&t);
+	twin_after_open(&t);
 	/* Enabled already: no new window starts (the twin's in fd, enabled
 	 * before this call, would then be ahead of the handle). */
 	cr_assert_eq(shpmu_enable(pmu, h), 0);
 	burn_cpu_ns(WINDOW_NS / 5);
-	close_before(&t, true);
+	twin_before_close(&t, true);
 	cr_assert_eq(shpmu_disable(pmu, h), 0);
-	close_after(&t, true);
+	twin_after_close(&t, true);
 	cr_assert_eq(shpmu_disable(pmu, h), 0);
 	frozen = rd(h);
 	expect_twin(frozen.value, &t, 0, "value");
@@ -342,20 +262,20 @@ Test(windows, reset_zeroes_one_handle_and_leaves_the_other)
 		int a = open_self(PERF_COUNT_SW_TASK_CLOCK, false), b;
 		struct shpmu_count ca, cb;
 
-		open_before(&tb);
+		twin_before_open(&tb);
 		b = open_self(PERF_COUNT_SW_TASK_CLOCK, false);
-		open_after(&tb);
+		twin_after_open(&tb);
 		burn_cpu_ns(WINDOW_NS);
-		open_before(&ta);
+		twin_before_open(&ta);
 		cr_assert_eq(shpmu_reset(pmu, a), 0);
-		open_after(&ta);
+		twin_after_open(&ta);
 		burn_cpu_ns(WINDOW_NS);
-		close_before(&ta, false);
-		close_before(&tb, false);
+		twin_before_close(&ta, false);
+		twin_before_close(&tb, false);
 		ca = rd(a);
 		cb = rd(b);
-		close_after(&ta, false);
-		close_after(&tb, false);
+		twin_after_close(&ta, false);
+		twin_after_close(&tb, false);
 		ok = tight(expect_twin(ca.value, &ta, 0, "A since its reset"),
 			   TASK_GAP_NS);
 		ok &= tight(expect_twin(ca.time_enabled, &ta, 1,
@@ -399,29 +319,29 @@ Test(windows, closing_the_first_opener_leaves_the_other_continuous)
 		struct twin t = twin_open(PERF_COUNT_SW_TASK_CLOCK, 0, -1);
 		uint64_t before, after, total;
 
-		open_before(&t);
+		twin_before_open(&t);
 		b = open_self(PERF_COUNT_SW_TASK_CLOCK, false);
-		open_after(&t);
+		twin_after_open(&t);
 		cr_expect_eq(count_perf_fds(), 1 + 2, "A and B share one fd");
 		burn_cpu_ns(WINDOW_NS);
-		close_before(&t, false);
+		twin_before_close(&t, false);
 		before = rd(b).value;
-		close_after(&t, false);
+		twin_after_close(&t, false);
 		ok = tight(expect_twin(before, &t, 0, "B before"), TASK_GAP_NS);
 		cr_assert_eq(shpmu_close(pmu, a), 0);
 		cr_expect_eq(count_perf_fds(), 1 + 2,
 			     "B keeps the kernel event open");
-		close_before(&t, false);
+		twin_before_close(&t, false);
 		after = rd(b).value;
-		close_after(&t, false);
+		twin_after_close(&t, false);
 		/* A jump (or a step back) at A's close puts B outside. */
 		ok &= tight(expect_twin(after, &t, 0, "B just after A closed"),
 			    TASK_GAP_NS);
 		cr_expect_geq(after, before, "B went backwards when A closed");
 		burn_cpu_ns(WINDOW_NS);
-		close_before(&t, false);
+		twin_before_close(&t, false);
 		total = rd(b).value;
-		close_after(&t, false);
+		twin_after_close(&t, false);
 		ok &= tight(expect_twin(total, &t, 0, "B total"), TASK_GAP_NS);
 		cr_assert_eq(shpmu_close(pmu, b), 0);
 		cr_expect_eq(count_perf_fds(), 2,
@@ -440,16 +360,16 @@ Test(windows, a_disabled_sharer_stays_frozen_while_another_counts)
 	uint64_t tb_mid[3];
 	int a, b;
 
-	open_before(&ta);
+	twin_before_open(&ta);
 	a = open_self(PERF_COUNT_SW_TASK_CLOCK, false);
-	open_after(&ta);
-	open_before(&tb);
+	twin_after_open(&ta);
+	twin_before_open(&tb);
 	b = open_self(PERF_COUNT_SW_TASK_CLOCK, false);
-	open_after(&tb);
+	twin_after_open(&tb);
 	burn_cpu_ns(WINDOW_NS / 5);
-	close_before(&ta, true);
+	twin_before_close(&ta, true);
 	cr_assert_eq(shpmu_disable(pmu, a), 0);
-	close_after(&ta, true);
+	twin_after_close(&ta, true);
 	frozen = rd(a);
 	expect_twin(frozen.value, &ta, 0, "A until disabled");
 	mid = rd(b);
@@ -458,9 +378,9 @@ Test(windows, a_disabled_sharer_stays_frozen_while_another_counts)
 	later = rd(a);
 	cr_expect_eq(later.value, frozen.value);
 	cr_expect_eq(later.time_enabled, frozen.time_enabled);
-	close_before(&tb, false);
+	twin_before_close(&tb, false);
 	cb = rd(b);
-	close_after(&tb, false);
+	twin_after_close(&tb, false);
 	expect_twin(cb.value, &tb, 0, "B throughout");
 	/* While A was frozen, B went on by at least what its twin counted
 	 * between two reads inside that stretch (exact). */
@@ -493,20 +413,20 @@ Test(windows, every_cpu_share_adds_up_to_the_whole)
 	cr_assert(tw);
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		tw[cpu] = twin_open(PERF_COUNT_SW_CONTEXT_SWITCHES, -1, cpu);
-		open_before(&tw[cpu]);
+		twin_before_open(&tw[cpu]);
 	}
 	h = shpmu_open(pmu, &attr, &all);
 	cr_assert_geq(h, 0);
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		open_after(&tw[cpu]);
-	open_after(&self); /* only its in fd: a lower bound */
+		twin_after_open(&tw[cpu]);
+	twin_after_open(&self); /* only its in fd: a lower bound */
 	sleep_switches(200);
-	close_before(&self, true);
+	twin_before_close(&self, true);
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		close_before(&tw[cpu], true);
+		twin_before_close(&tw[cpu], true);
 	cr_assert_eq(shpmu_disable(pmu, h), 0); /* freeze for exact sums */
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		close_after(&tw[cpu], true);
+		twin_after_close(&tw[cpu], true);
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		char what[32];
 
