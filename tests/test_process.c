@@ -204,8 +204,8 @@ static void expect_bpf_near(uint64_t bpf_value, uint64_t perf_value,
 		  (unsigned long long)perf_value);
 }
 
-/* Waits until every thread of process pid is off its CPU (or gone). */
-static void wait_process_blocked(pid_t pid)
+/* Calls fn on every thread of process pid. */
+static void each_thread(pid_t pid, void (*fn)(pid_t tid))
 {
 	char path[64];
 	struct dirent *d;
@@ -216,8 +216,22 @@ static void wait_process_blocked(pid_t pid)
 	cr_assert(dir, "%s: %s", path, strerror(errno));
 	while ((d = readdir(dir)))
 		if (d->d_name[0] != '.')
-			wait_until_blocked((pid_t)atoi(d->d_name));
+			fn((pid_t)atoi(d->d_name));
 	closedir(dir);
+}
+
+/* Waits until every thread of process pid is off its CPU (or gone). */
+static void wait_process_blocked(pid_t pid)
+{
+	each_thread(pid, wait_until_blocked);
+}
+
+static void run_fifo(pid_t tid)
+{
+	struct sched_param sp = {.sched_priority = 1};
+
+	cr_assert(!sched_setscheduler(tid, SCHED_FIFO, &sp),
+		  "SCHED_FIFO for %d: %s", (int)tid, strerror(errno));
 }
 
 /*
@@ -231,21 +245,7 @@ static void wait_process_blocked(pid_t pid)
  */
 static void exit_promptly(pid_t pid)
 {
-	struct sched_param sp = {.sched_priority = 1};
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	cr_assert(dir, "%s: %s", path, strerror(errno));
-	while ((d = readdir(dir)))
-		if (d->d_name[0] != '.')
-			cr_assert(!sched_setscheduler((pid_t)atoi(d->d_name),
-						      SCHED_FIFO, &sp),
-				  "SCHED_FIFO for %s: %s", d->d_name,
-				  strerror(errno));
-	closedir(dir);
+	each_thread(pid, run_fifo);
 }
 
 /*
