@@ -22,6 +22,8 @@ struct figure {
 	double median, min, max;
 	bool skipped;
 	char note[256];
+	/* ns per run of the BPF program behind the figure, 0 if none. */
+	double ns_per_run;
 };
 
 /* Sorts REPS samples into a figure. */
@@ -46,9 +48,12 @@ void bench_fds(struct figure *raw, struct figure *shared);
 void bench_bytes_per_handle(struct figure *f);
 void bench_op_cost_growth(struct figure *f);
 void bench_papi_read(struct figure *f);
+/* The tax counting cgroups through BPF puts on others' switches. */
+enum tax { TAX_UNCOUNTED_SAME, TAX_COUNTED_SAME, TAX_UNCOUNTED_CROSS, NTAX };
 void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 			 struct figure *f1000, struct figure *b200,
-			 struct figure *b1000, struct figure *bfds);
+			 struct figure *b1000, struct figure *bfds,
+			 struct figure *const tax[NTAX]);
 /* A ping-pong whose two processes, each moved into its cgroup (NULL:
  * where it is), wait for pair_run before they start: the caller may count
  * them (by pid) in between. pair_run gives the ns per round trip, -1 if
@@ -57,9 +62,32 @@ struct pair {
 	pid_t ping, pong;
 	int go, result;
 };
+#define ROUND_TRIPS 20000
 void pair_start(struct pair *p, const char *ping_cgroup,
 		const char *pong_cgroup);
 double pair_run(struct pair *p);
+
+/* What a BPF program costs a run, from the kernel's run-time stats over
+ * one more ping-pong after a measured one: the stats read the clock twice
+ * a run, which a measured ping-pong must not pay. Per repetition. */
+struct prog_cost {
+	double ns[REPS], runs[REPS];
+	char name[16];
+	int stats, prog;
+	uint64_t ns0, runs0;
+};
+/* The library's switch program, by its name before and after issue 23. */
+extern const char *const library_prog[];
+/* Around one pair_run: stats on and the program's counts, then their
+ * difference as repetition rep. */
+void prog_cost_start(struct prog_cost *c, const char *const *names);
+void prog_cost_stop(struct prog_cost *c, int rep);
+/* The same around a ping-pong of its own, ping and pong in those
+ * cgroups. */
+void prog_cost_pair(struct prog_cost *c, int rep, const char *const *names,
+		    const char *ping_cgroup, const char *pong_cgroup);
+/* The medians: into f->ns_per_run and f's note. */
+void prog_cost_note(struct figure *f, const struct prog_cost *c);
 
 /* The ping-pong's cgroups (base/ping, base/pong, base/c0000 ...
  * base/c0999), made under pmu's cgroup root; the ns per round trip; a
@@ -74,11 +102,12 @@ void bench_host(struct figure *host_events, struct figure *local_events,
 		struct figure *read_many, struct figure *cached,
 		struct figure *switches);
 /* Task and process targets through BPF: the ping-pong with 1000 counted
- * processes, in one counted cgroup, and with an empty program on
- * sched_switch (what any program there costs); fds and map bytes for
- * 1000 processes x 4 attrs. */
+ * processes, in one counted cgroup, and with an empty program on the
+ * context-switches and the cgroup-switches software events (what any
+ * program there costs); fds and map bytes for 1000 processes x 4 attrs. */
 void bench_task_targets(struct figure *task_switch, struct figure *same_set,
-			struct figure *floor, struct figure *fds,
+			struct figure *floor_context,
+			struct figure *floor_cgroup, struct figure *fds,
 			struct figure *bytes);
 /* exe: the shpmu-exporter to measure, or NULL. */
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);

@@ -3,8 +3,10 @@
  * What classic cgroup events cost a context switch: a pipe ping-pong
  * between two processes in two monitored cgroups, both pinned to CPU 0,
  * with 0, 200 and 1000 further cgroups each counted by one event per CPU.
- * Each round trip is two switches between the cgroups. Ratios are against
- * the same ping-pong with nothing counted, measured in the same repetition.
+ * Each round trip is two switches between the cgroups. The same through
+ * the BPF backend, and the tax its program puts on switches in and between
+ * cgroups it does not count. Ratios are against the same ping-pong with
+ * nothing counted, measured in the same repetition.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,17 +21,27 @@
 
 static char base[512];
 
-/* One ping-pong between base/ping and base/pong: the ns per round trip,
- * as the pinger measured it. */
-double ping_pong(void)
+static void path_of(char *path, const char *name)
+{
+	snprintf(path, 600, "%s/%s", base, name);
+}
+
+/* One ping-pong between base/ping_name and base/pong_name: the ns per
+ * round trip, as the pinger measured it. */
+static double pair_in(const char *ping_name, const char *pong_name)
 {
 	char ping[600], pong[600];
 	struct pair p;
 
-	snprintf(ping, sizeof(ping), "%s/ping", base);
-	snprintf(pong, sizeof(pong), "%s/pong", base);
+	path_of(ping, ping_name);
+	path_of(pong, pong_name);
 	pair_start(&p, ping, pong);
 	return pair_run(&p);
+}
+
+double ping_pong(void)
+{
+	return pair_in("ping", "pong");
 }
 
 int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
@@ -40,8 +52,20 @@ int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config)
 				 .cpu = SHPMU_ALL_CPUS,
 				 .cgroup_path = path};
 
-	snprintf(path, sizeof(path), "%s/%s", base, name);
+	path_of(path, name);
 	return shpmu_open(pmu, &a, &t);
+}
+
+/* The library program's cost over a ping-pong between base/ping_name and
+ * base/pong_name. */
+static void cost_pair(struct prog_cost *c, int rep, const char *ping_name,
+		      const char *pong_name)
+{
+	char ping[600], pong[600];
+
+	path_of(ping, ping_name);
+	path_of(pong, pong_name);
+	prog_cost_pair(c, rep, library_prog, ping, pong);
 }
 
 void switch_cgroups_remove(void)
@@ -94,6 +118,8 @@ static struct shpmu *backend(enum shpmu_cgroup_backend which)
 static void run_backend(enum shpmu_cgroup_backend which, struct figure **figs,
 			int nfigs, const int *extra)
 {
+	bool bpf = which == SHPMU_CGROUP_BACKEND_BPF;
+	struct prog_cost cost[3];
 	double samples[3][REPS];
 	int hs[EXTRA_MAX + 2];
 
@@ -118,6 +144,8 @@ static void run_backend(enum shpmu_cgroup_backend which, struct figure **figs,
 				n++;
 			}
 			samples[k][rep] = ping_pong() / bare;
+			if (bpf)
+				cost_pair(&cost[k], rep, "ping", "pong");
 		}
 		shpmu_free(pmu);
 	}
@@ -125,6 +153,8 @@ static void run_backend(enum shpmu_cgroup_backend which, struct figure **figs,
 		figure_set(figs[k], samples[k], REPS);
 		snprintf(figs[k]->note, sizeof(figs[k]->note),
 			 "%d cgroups counted", extra[k] + 2);
+		if (bpf)
+			prog_cost_note(figs[k], &cost[k]);
 	}
 }
 
@@ -169,23 +199,87 @@ static void bpf_fds(struct figure *f)
 	shpmu_free(pmu);
 }
 
+/* What counting cgroups through BPF costs switches: ping in base/ping,
+ * pong in base/<pong>, while task-clock and context-switches are counted
+ * in two cgroups. */
+static const struct tax_case {
+	const char *pong, *counted[2], *note;
+} tax_cases[NTAX] = {
+	[TAX_UNCOUNTED_SAME] = {"ping",
+				{"c0000", "c0001"},
+				"ping and pong in one uncounted cgroup, 2 "
+				"others counted"},
+	[TAX_COUNTED_SAME] = {"ping",
+			      {"ping", "c0000"},
+			      "ping and pong in one counted cgroup, 1 other "
+			      "counted"},
+	[TAX_UNCOUNTED_CROSS] = {"pong",
+				 {"c0000", "c0001"},
+				 "ping and pong in two uncounted cgroups, 2 "
+				 "others counted"},
+};
+
+/* One repetition: the ping-pong against the same before the context. */
+static double tax_rep(const struct tax_case *t, struct prog_cost *c, int rep)
+{
+	double bare = pair_in("ping", t->pong), ratio;
+	struct shpmu *pmu = backend(SHPMU_CGROUP_BACKEND_BPF);
+
+	for (int i = 0; i < 2; i++) {
+		int clock = open_cgroup(pmu, t->counted[i],
+					PERF_COUNT_SW_TASK_CLOCK);
+		int cs = open_cgroup(pmu, t->counted[i],
+				     PERF_COUNT_SW_CONTEXT_SWITCHES);
+
+		if (clock < 0 || cs < 0)
+			die("cgroup event", clock < 0 ? -clock : -cs);
+	}
+	ratio = pair_in("ping", t->pong) / bare;
+	cost_pair(c, rep, "ping", t->pong);
+	shpmu_free(pmu);
+	return ratio;
+}
+
+/* The cases side by side in each repetition. */
+static void tax(struct figure *const figs[NTAX])
+{
+	struct prog_cost cost[NTAX];
+	double samples[NTAX][REPS];
+
+	for (int rep = 0; rep < REPS; rep++)
+		for (int t = 0; t < NTAX; t++)
+			samples[t][rep] = tax_rep(&tax_cases[t], &cost[t], rep);
+	for (int t = 0; t < NTAX; t++) {
+		figure_set(figs[t], samples[t], REPS);
+		snprintf(figs[t]->note, sizeof(figs[t]->note), "%s",
+			 tax_cases[t].note);
+		prog_cost_note(figs[t], &cost[t]);
+	}
+}
+
+static void skip_all(struct figure *const *figs, int n, const char *why)
+{
+	for (int k = 0; k < n; k++)
+		figure_skip(figs[k], why);
+}
+
 void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 			 struct figure *f1000, struct figure *b200,
-			 struct figure *b1000, struct figure *bfds)
+			 struct figure *b1000, struct figure *bfds,
+			 struct figure *const taxes[NTAX])
 {
 	struct figure *classic[3] = {f0, f200, f1000};
-	struct figure *bpf[2] = {b200, b1000};
+	struct figure *bpf[3] = {b200, b1000, bfds};
 	static const int extra[3] = {0, 200, EXTRA_MAX};
 	struct shpmu *probe = shpmu_new(NULL);
 	struct shpmu *try_bpf;
 
 	if (!probe || !switch_cgroups_make(probe)) {
-		for (int k = 0; k < 3; k++)
-			figure_skip(classic[k], "needs a cgroup hierarchy and "
-						"root");
-		figure_skip(b200, "needs a cgroup hierarchy and root");
-		figure_skip(b1000, "needs a cgroup hierarchy and root");
-		figure_skip(bfds, "needs a cgroup hierarchy and root");
+		const char *why = "needs a cgroup hierarchy and root";
+
+		skip_all(classic, 3, why);
+		skip_all(bpf, 3, why);
+		skip_all(taxes, NTAX, why);
 		switch_cgroups_remove();
 		shpmu_free(probe);
 		return;
@@ -197,13 +291,13 @@ void bench_cgroup_switch(struct figure *f0, struct figure *f200,
 		.sz = sizeof(struct shpmu_opts),
 		.cgroup_backend = SHPMU_CGROUP_BACKEND_BPF});
 	if (!try_bpf) {
-		figure_skip(b200, "the BPF backend cannot work here");
-		figure_skip(b1000, "the BPF backend cannot work here");
-		figure_skip(bfds, "the BPF backend cannot work here");
+		skip_all(bpf, 3, "the BPF backend cannot work here");
+		skip_all(taxes, NTAX, "the BPF backend cannot work here");
 	} else {
 		shpmu_free(try_bpf);
 		run_backend(SHPMU_CGROUP_BACKEND_BPF, bpf, 2, extra + 1);
 		bpf_fds(bfds);
+		tax(taxes);
 	}
 	switch_cgroups_remove();
 }

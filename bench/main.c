@@ -15,12 +15,17 @@
 
 #include "bench.h"
 
-enum goal_kind { NONE, AT_LEAST, AT_MOST, EQUALS };
+/* HALF_THE_TAX_OF: at most 1 + (ref - 1) / 2, ref a ratio of the same
+ * run: half the overhead of what the figure replaces. */
+enum goal_kind { NONE, AT_LEAST, AT_MOST, EQUALS, HALF_THE_TAX_OF };
 
 struct row {
 	struct figure fig;
 	enum goal_kind goal;
 	double target;
+	const char *ref;
+	/* A BPF program's figure: the JSON has key_ns_per_run too. */
+	bool per_run;
 };
 
 static struct row rows[] = {
@@ -71,17 +76,37 @@ static struct row rows[] = {
 	 .goal = NONE,
 	 .target = 0},
 	{.fig = {.key = "bpf_cgroup_switch_overhead_200",
-		 .what = "the same, BPF backend, 202 cgroups"},
-	 .goal = AT_MOST,
-	 .target = 1.05},
+		 .what = "the same, BPF backend, 202 cgroups; goal: half "
+			 "classic's overhead"},
+	 .goal = HALF_THE_TAX_OF,
+	 .ref = "cgroup_switch_overhead_200",
+	 .per_run = true},
 	{.fig = {.key = "bpf_cgroup_switch_overhead_1000",
 		 .what = "the same, BPF backend, 1002 cgroups"},
 	 .goal = AT_MOST,
-	 .target = 1.05},
+	 .target = 1.05,
+	 .per_run = true},
 	{.fig = {.key = "bpf_fds_1000_cgroups",
 		 .what = "fds: 1000 cgroups x 8 events, BPF backend"},
 	 .goal = EQUALS,
 	 .target = 0},
+	{.fig = {.key = "tax_uncounted_same_cgroup",
+		 .what = "ping-pong in one cgroup, 2 others counted by BPF / "
+			 "none"},
+	 .goal = AT_MOST,
+	 .target = 1.01,
+	 .per_run = true},
+	{.fig = {.key = "tax_counted_same_cgroup",
+		 .what = "ping-pong in one cgroup, counted by BPF / none"},
+	 .goal = AT_MOST,
+	 .target = 1.01,
+	 .per_run = true},
+	{.fig = {.key = "tax_uncounted_cross_cgroup",
+		 .what = "ping-pong between 2 cgroups, 2 others counted by "
+			 "BPF / none"},
+	 .goal = AT_MOST,
+	 .target = 1.03,
+	 .per_run = true},
 	{.fig = {.key = "host_events_16_procs",
 		 .what = "perf events host-wide: 16 processes x 8 attrs x "
 			 "CPUs, host scope"},
@@ -107,15 +132,29 @@ static struct row rows[] = {
 	{.fig = {.key = "bpf_task_switch_overhead_1000",
 		 .what = "ping-pong, 1000 processes counted by BPF / none"},
 	 .goal = AT_MOST,
-	 .target = 1.05},
+	 .target = 1.05,
+	 .per_run = true},
 	{.fig = {.key = "bpf_same_set_switch_overhead",
 		 .what = "ping-pong in one cgroup, counted by BPF / not"},
 	 .goal = AT_MOST,
-	 .target = 1.02},
-	{.fig = {.key = "bpf_empty_switch_floor",
-		 .what = "ping-pong, an empty program on sched_switch / none"},
+	 .target = 1.02,
+	 .per_run = true},
+	{.fig = {.key = "bpf_empty_trigger_floor_context",
+		 .what = "ping-pong, an empty program on context-switches "
+			 "events / none"},
 	 .goal = NONE,
-	 .target = 0},
+	 .per_run = true},
+	{.fig = {.key = "bpf_empty_trigger_floor_cgroup",
+		 .what = "ping-pong between 2 cgroups, an empty program on "
+			 "cgroup-switches events / none"},
+	 .goal = NONE,
+	 .per_run = true},
+	{.fig = {.key = "bpf_task_switch_overhead_1000_over_floor",
+		 .what = "bpf_task_switch_overhead_1000 / the context floor"},
+	 .goal = NONE},
+	{.fig = {.key = "bpf_same_set_switch_overhead_over_floor",
+		 .what = "bpf_same_set_switch_overhead / the context floor"},
+	 .goal = NONE},
 	{.fig = {.key = "process_fds_1000",
 		 .what = "fds: 1000 processes x 4 attrs, BPF"},
 	 .goal = EQUALS,
@@ -136,17 +175,21 @@ static struct row rows[] = {
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 #ifndef HAVE_HOST_SCOPE
-static const char *const host_keys[] = {"host_events_16_procs",
-					"local_events_16_procs",
-					"host_read_many_ratio",
-					"host_cached_read_ratio",
-					"host_switch_overhead_16_procs",
-					"bpf_task_switch_overhead_1000",
-					"bpf_same_set_switch_overhead",
-					"bpf_empty_switch_floor",
-					"process_fds_1000",
-					"bytes_per_task_target",
-					NULL};
+static const char *const host_keys[] = {
+	"host_events_16_procs",
+	"local_events_16_procs",
+	"host_read_many_ratio",
+	"host_cached_read_ratio",
+	"host_switch_overhead_16_procs",
+	"bpf_task_switch_overhead_1000",
+	"bpf_same_set_switch_overhead",
+	"bpf_empty_trigger_floor_context",
+	"bpf_empty_trigger_floor_cgroup",
+	"bpf_task_switch_overhead_1000_over_floor",
+	"bpf_same_set_switch_overhead_over_floor",
+	"process_fds_1000",
+	"bytes_per_task_target",
+	NULL};
 #endif
 
 static struct row *row_of(const char *key)
@@ -162,6 +205,41 @@ static struct figure *fig(const char *key)
 	return &row_of(key)->fig;
 }
 
+/* Goals computed from other figures of the run; none where those were
+ * skipped. */
+static void compute_goals(void)
+{
+	for (size_t i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+		const struct figure *ref;
+
+		if (r->goal != HALF_THE_TAX_OF)
+			continue;
+		ref = fig(r->ref);
+		if (ref->skipped)
+			r->goal = NONE;
+		else
+			r->target = 1 + (ref->median - 1) / 2;
+	}
+}
+
+/* f as figure / floor: the figure's median, min and max over the floor's
+ * median. */
+static void over_floor(struct figure *f, const struct figure *figure,
+		       const struct figure *floor)
+{
+	double s[3] = {figure->min, figure->median, figure->max};
+
+	if (figure->skipped || floor->skipped) {
+		figure_skip(f, figure->skipped ? figure->note : floor->note);
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		s[i] /= floor->median;
+	figure_set(f, s, 3);
+	snprintf(f->note, sizeof(f->note), "floor %.3f", floor->median);
+}
+
 static const char *verdict(const struct row *r)
 {
 	if (r->fig.skipped)
@@ -170,6 +248,7 @@ static const char *verdict(const struct row *r)
 	case AT_LEAST:
 		return r->fig.median >= r->target ? "met" : "MISSED";
 	case AT_MOST:
+	case HALF_THE_TAX_OF:
 		return r->fig.median <= r->target ? "met" : "MISSED";
 	case EQUALS:
 		return r->fig.median == r->target ? "met" : "MISSED";
@@ -180,7 +259,12 @@ static const char *verdict(const struct row *r)
 
 static void print_table(FILE *out)
 {
-	fprintf(out, "%-28s %12s %12s %12s  %-8s %s\n", "figure", "median",
+	int w = 0;
+
+	for (size_t i = 0; i < NROWS; i++)
+		if ((int)strlen(rows[i].fig.key) > w)
+			w = (int)strlen(rows[i].fig.key);
+	fprintf(out, "%-*s %12s %12s %12s  %-8s %s\n", w, "figure", "median",
 		"min", "max", "goal", "what");
 	for (size_t i = 0; i < NROWS; i++) {
 		const struct row *r = &rows[i];
@@ -192,12 +276,15 @@ static void print_table(FILE *out)
 			snprintf(goal, sizeof(goal), "<= %g", r->target);
 		else if (r->goal == EQUALS)
 			snprintf(goal, sizeof(goal), "= %g", r->target);
+		else if (r->goal == HALF_THE_TAX_OF)
+			snprintf(goal, sizeof(goal), "<= %.3f", r->target);
 		if (r->fig.skipped) {
-			fprintf(out, "%-28s %12s %12s %12s  %-8s skipped: %s\n",
-				r->fig.key, "-", "-", "-", goal, r->fig.note);
+			fprintf(out, "%-*s %12s %12s %12s  %-8s skipped: %s\n",
+				w, r->fig.key, "-", "-", "-", goal,
+				r->fig.note);
 			continue;
 		}
-		fprintf(out, "%-28s %12.3f %12.3f %12.3f  %-8s %s %s%s%s\n",
+		fprintf(out, "%-*s %12.3f %12.3f %12.3f  %-8s %s %s%s%s\n", w,
 			r->fig.key, r->fig.median, r->fig.min, r->fig.max, goal,
 			verdict(r), r->fig.what, r->fig.note[0] ? "; " : "",
 			r->fig.note);
@@ -207,16 +294,27 @@ static void print_table(FILE *out)
 static void print_json(void)
 {
 	printf("{");
-	for (size_t i = 0; i < NROWS; i++)
-		/* Numbers only: a skipped figure is 0 (the table says why). */
-		printf("%s\"%s\": %.6g", i ? ", " : "", rows[i].fig.key,
-		       rows[i].fig.skipped ? 0 : rows[i].fig.median);
+	for (size_t i = 0; i < NROWS; i++) {
+		const struct figure *f = &rows[i].fig;
+
+		/* Numbers only: a skipped figure is 0 (the table says why),
+		 * so is a program's run time not measured. */
+		printf("%s\"%s\": %.6g", i ? ", " : "", f->key,
+		       f->skipped ? 0 : f->median);
+		if (rows[i].per_run)
+			printf(", \"%s_ns_per_run\": %.6g", f->key,
+			       f->skipped ? 0 : f->ns_per_run);
+	}
 	printf("}\n");
 }
 
 int main(int argc, char **argv)
 {
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	struct figure *const taxes[NTAX] = {
+		[TAX_UNCOUNTED_SAME] = fig("tax_uncounted_same_cgroup"),
+		[TAX_COUNTED_SAME] = fig("tax_counted_same_cgroup"),
+		[TAX_UNCOUNTED_CROSS] = fig("tax_uncounted_cross_cgroup")};
 	struct rlimit rl;
 
 	if (argc > 1 && !json) {
@@ -247,24 +345,32 @@ int main(int argc, char **argv)
 			    fig("cgroup_switch_overhead_1000"),
 			    fig("bpf_cgroup_switch_overhead_200"),
 			    fig("bpf_cgroup_switch_overhead_1000"),
-			    fig("bpf_fds_1000_cgroups"));
+			    fig("bpf_fds_1000_cgroups"), taxes);
 #ifdef HAVE_HOST_SCOPE
 	bench_host(fig("host_events_16_procs"), fig("local_events_16_procs"),
 		   fig("host_read_many_ratio"), fig("host_cached_read_ratio"),
 		   fig("host_switch_overhead_16_procs"));
 	bench_task_targets(fig("bpf_task_switch_overhead_1000"),
 			   fig("bpf_same_set_switch_overhead"),
-			   fig("bpf_empty_switch_floor"),
+			   fig("bpf_empty_trigger_floor_context"),
+			   fig("bpf_empty_trigger_floor_cgroup"),
 			   fig("process_fds_1000"),
 			   fig("bytes_per_task_target"));
 #else
 	for (const char *const *k = host_keys; *k; k++)
 		figure_skip(fig(*k), "built without the BPF backend");
 #endif
+	over_floor(fig("bpf_task_switch_overhead_1000_over_floor"),
+		   fig("bpf_task_switch_overhead_1000"),
+		   fig("bpf_empty_trigger_floor_context"));
+	over_floor(fig("bpf_same_set_switch_overhead_over_floor"),
+		   fig("bpf_same_set_switch_overhead"),
+		   fig("bpf_empty_trigger_floor_context"));
 	bench_exporter(beside("shpmu-exporter"),
 		       fig("exporter_scrape_ms_1000_cgroups"),
 		       fig("exporter_fds_1000_cgroups"));
 
+	compute_goals();
 	print_table(json ? stderr : stdout);
 	if (json)
 		print_json();

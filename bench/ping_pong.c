@@ -12,8 +12,6 @@
 
 #include "bench.h"
 
-#define ROUND_TRIPS 20000
-
 static void pin_cpu0(void)
 {
 	cpu_set_t set;

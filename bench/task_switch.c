@@ -3,15 +3,19 @@
  * Task and process targets through the BPF program: what 1000 counted
  * processes cost a context switch (the ping-pong's two processes among
  * them), what a switch between two processes of one counted cgroup costs
- * (no counter is read), and what counting 1000 processes x 4 attrs takes
- * in fds and in the kernel's memory. Ratios are against the same
- * ping-pong with nothing counted, measured in the same repetition.
+ * (no counter is read), what an empty program costs on the software
+ * events the library's program runs on (the floor under both), and what
+ * counting 1000 processes x 4 attrs takes in fds and in the kernel's
+ * memory. Ratios are against the same ping-pong with nothing counted (or
+ * attached), measured in the same repetition.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,13 +64,13 @@ static void sleepers_end(struct sleepers *s, int n)
 		waitpid(s->pids[i], NULL, 0);
 }
 
-/* The ping-pong with nothing counted, its processes in cgroup (NULL: where
- * the benchmark runs). */
-static double bare_pair(const char *cgroup)
+/* The ping-pong with nothing counted, its processes in those cgroups
+ * (NULL: where the benchmark runs). */
+static double bare_pair(const char *ping_cgroup, const char *pong_cgroup)
 {
 	struct pair p;
 
-	pair_start(&p, cgroup, cgroup);
+	pair_start(&p, ping_cgroup, pong_cgroup);
 	return pair_run(&p);
 }
 
@@ -106,10 +110,11 @@ static int open_process(struct shpmu *pmu, pid_t pid, uint64_t config)
 static void task_switch(struct figure *f)
 {
 	static struct sleepers s;
+	struct prog_cost cost;
 	double samples[REPS];
 
 	for (int rep = 0; rep < REPS; rep++) {
-		double bare = bare_pair(NULL);
+		double bare = bare_pair(NULL, NULL);
 		struct shpmu *pmu = bpf_context();
 		struct pair p;
 
@@ -120,6 +125,13 @@ static void task_switch(struct figure *f)
 		for (int i = 0; i < NPROCS - 2; i++)
 			open_process(pmu, s.pids[i], PERF_COUNT_SW_TASK_CLOCK);
 		samples[rep] = pair_run(&p) / bare;
+		/* The program's cost over a second pair, counted too. */
+		pair_start(&p, NULL, NULL);
+		open_process(pmu, p.ping, PERF_COUNT_SW_TASK_CLOCK);
+		open_process(pmu, p.pong, PERF_COUNT_SW_TASK_CLOCK);
+		prog_cost_start(&cost, library_prog);
+		pair_run(&p);
+		prog_cost_stop(&cost, rep);
 		shpmu_free(pmu);
 		sleepers_end(&s, NPROCS - 2);
 	}
@@ -127,6 +139,7 @@ static void task_switch(struct figure *f)
 	snprintf(f->note, sizeof(f->note),
 		 "%d processes counted by BPF, ping and pong among them",
 		 NPROCS);
+	prog_cost_note(f, &cost);
 }
 
 /* The ping-pong in one counted cgroup, neither process counted itself,
@@ -134,12 +147,13 @@ static void task_switch(struct figure *f)
  * costs a switch something of its own here (about 3%). */
 static void same_set_switch(struct figure *f, const char *base)
 {
+	struct prog_cost cost;
 	double samples[REPS];
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/ping", base);
 	for (int rep = 0; rep < REPS; rep++) {
-		double bare = bare_pair(path);
+		double bare = bare_pair(path, path);
 		struct shpmu *pmu = bpf_context();
 		struct perf_event_attr a =
 			bench_attr(PERF_COUNT_SW_TASK_CLOCK, false);
@@ -152,49 +166,77 @@ static void same_set_switch(struct figure *f, const char *base)
 			die("cgroup target", errno);
 		pair_start(&p, path, path);
 		samples[rep] = pair_run(&p) / bare;
+		prog_cost_pair(&cost, rep, library_prog, path, path);
 		shpmu_free(pmu);
 	}
 	figure_set(f, samples, REPS);
 	snprintf(f->note, sizeof(f->note),
 		 "ping and pong in one counted cgroup: no counter read; "
 		 "baseline in that cgroup");
+	prog_cost_note(f, &cost);
 }
 
-/* An empty raw_tp program (r0 = 0; exit), attached to sched_switch: what
- * the tracepoint's call into any BPF program costs each switch, under
- * every figure above. */
-static int attach_empty_program(void)
+/* An empty program (r0 = 0; exit) of the library's kind: a perf_event
+ * program, run at every overflow of an event sampling each switch. */
+static int load_empty_program(void)
 {
 	const struct bpf_insn empty[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
 		{.code = BPF_JMP | BPF_EXIT}};
-	int prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "shpmu_floor",
-				 "GPL", empty, 2, NULL);
-	int link;
+	int prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "shpmu_floor", "GPL",
+				 empty, 2, NULL);
 
 	if (prog < 0)
 		die("bpf_prog_load (empty program)", -prog);
-	link = bpf_raw_tracepoint_open("sched_switch", prog);
-	close(prog); /* the link holds it */
-	if (link < 0)
-		die("bpf_raw_tracepoint_open", -link);
-	return link;
+	return prog;
 }
 
-static void empty_program_floor(struct figure *f)
+/* prog on one software event per CPU with sample_period 1: what the
+ * library's trigger costs before its program does anything. */
+static void attach_empty(int prog, uint64_t config, int *fds)
 {
+	struct perf_event_attr a = {.size = sizeof(a),
+				    .type = PERF_TYPE_SOFTWARE,
+				    .config = config,
+				    .sample_period = 1};
+
+	for (int cpu = 0; cpu < online_cpus(); cpu++) {
+		fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
+					PERF_FLAG_FD_CLOEXEC);
+		if (fds[cpu] < 0)
+			die("perf_event_open (trigger)", errno);
+		if (ioctl(fds[cpu], PERF_EVENT_IOC_SET_BPF, prog))
+			die("PERF_EVENT_IOC_SET_BPF", errno);
+	}
+}
+
+/* The ping-pong, ping and pong in those cgroups, with the empty program on
+ * config's events against the same with nothing attached. */
+static void trigger_floor(struct figure *f, uint64_t config, const char *ping,
+			  const char *pong, const char *note)
+{
+	static const char *const floor_prog[] = {"shpmu_floor", NULL};
+	int *fds = calloc((size_t)online_cpus(), sizeof(*fds));
+	struct prog_cost cost;
 	double samples[REPS];
 
+	if (!fds)
+		die("calloc", ENOMEM);
 	for (int rep = 0; rep < REPS; rep++) {
-		double bare = bare_pair(NULL);
-		int link = attach_empty_program();
+		double bare = bare_pair(ping, pong);
+		int prog = load_empty_program();
 
-		samples[rep] = bare_pair(NULL) / bare;
-		close(link);
+		attach_empty(prog, config, fds);
+		samples[rep] = bare_pair(ping, pong) / bare;
+		prog_cost_pair(&cost, rep, floor_prog, ping, pong);
+		for (int cpu = 0; cpu < online_cpus(); cpu++)
+			close(fds[cpu]);
+		close(prog);
 	}
 	figure_set(f, samples, REPS);
-	snprintf(f->note, sizeof(f->note),
-		 "the floor under the two figures above");
+	snprintf(f->note, sizeof(f->note), "%s", note);
+	prog_cost_note(f, &cost);
+	free(fds);
 }
 
 /* What the task maps of this process's BPF program take: their memlock
@@ -266,27 +308,36 @@ static void process_fds(struct figure *fds, struct figure *bytes)
 }
 
 void bench_task_targets(struct figure *task_switch_fig, struct figure *same_set,
-			struct figure *floor, struct figure *fds,
+			struct figure *floor_context,
+			struct figure *floor_cgroup, struct figure *fds,
 			struct figure *bytes)
 {
 	struct shpmu *probe = shpmu_new(NULL);
-	char root[256], base[512], ping[600];
+	char root[256], base[512], ping[600], pong[600];
 
 	if (!probe || shpmu_cgroup_root(probe, root, sizeof(root))) {
 		shpmu_free(probe);
 		figure_skip(same_set, "needs a cgroup hierarchy and root");
+		figure_skip(floor_cgroup, "needs a cgroup hierarchy and root");
 	} else {
 		shpmu_free(probe);
 		snprintf(base, sizeof(base), "%s/shpmu-bench-tasks-%d", root,
 			 getpid());
 		snprintf(ping, sizeof(ping), "%s/ping", base);
-		if (mkdir(base, 0755) || mkdir(ping, 0755))
+		snprintf(pong, sizeof(pong), "%s/pong", base);
+		if (mkdir(base, 0755) || mkdir(ping, 0755) || mkdir(pong, 0755))
 			die("mkdir", errno);
 		same_set_switch(same_set, base);
+		/* Cgroup switches fire only between two cgroups. */
+		trigger_floor(floor_cgroup, PERF_COUNT_SW_CGROUP_SWITCHES, ping,
+			      pong,
+			      "ping and pong in two cgroups, baseline too");
+		rmdir(pong);
 		rmdir(ping);
 		rmdir(base);
 	}
 	task_switch(task_switch_fig);
-	empty_program_floor(floor);
+	trigger_floor(floor_context, PERF_COUNT_SW_CONTEXT_SWITCHES, NULL, NULL,
+		      "the floor under the task and same-set figures");
 	process_fds(fds, bytes);
 }
