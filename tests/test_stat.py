@@ -147,9 +147,13 @@ check(counts.get("task-clock", 0) >= 100,
 check(counts.get("task-clock", 0) <= wall_ms,
       f"a single thread ran no longer than it lived: {counts}, "
       f"{wall_ms:.2f} ms")
+# Each sleep is a switch, but perf's own switch hook can miss one: on this
+# project's VMs the kernel skips it at some switches (a CI run counted 199
+# of 200 sleeps, raw perf_event_open as well as shpmu-stat).
+HOOK_MISSES = 2
 counts, _ = command_counts([WORKLOAD, "0", "200", "10"])
-check(counts.get("context-switches", 0) >= 200,
-      f"the 200 sleeps were counted: {counts}")
+check(counts.get("context-switches", 0) >= 200 - HOOK_MISSES,
+      f"the 200 sleeps were counted (HOOK_MISSES): {counts}")
 
 # CSV: perf's field order, with a cgroup column only when per cgroup.
 out = subprocess.run([STAT, "-x;", "-e", "cs,{task-clock,page-faults}", "--"]
@@ -419,7 +423,8 @@ for event in EVENTS.split(","):
                 "perf stat -p")
 # Exactly what the target did, and Python's own on top.
 check(want["page-faults"] >= 3000, f"3000 pages touched: {want}")
-check(want["context-switches"] >= 200, f"200 sleeps: {want}")
+check(want["context-switches"] >= 200 - HOOK_MISSES,
+      f"200 sleeps (HOOK_MISSES): {want}")
 check(want["task-clock"] >= 100, f"0.2 s burnt (see at_least_own): {want}")
 
 # -p: threads started after shpmu-stat are counted too.
