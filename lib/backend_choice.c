@@ -175,6 +175,15 @@ uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
 
 uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
 {
+	struct shpmu *p = (struct shpmu *)pmu;
+
+	/* Settle every CPU first: the program finds a switch the tracepoint
+	 * hid only when it next runs on that CPU, which may be after the
+	 * window the caller is judging has ended. */
+	pthread_mutex_lock(&p->backend_lock);
+	if (p->bpf)
+		(void)p->bpf->ops->flush(p, p->bpf);
+	pthread_mutex_unlock(&p->backend_lock);
 	return counters_of(pmu).strays;
 }
 
