@@ -109,6 +109,10 @@ void bench_task_targets(struct figure *task_switch, struct figure *same_set,
 			struct figure *floor_context,
 			struct figure *floor_cgroup, struct figure *fds,
 			struct figure *bytes);
+/* Per 1000 context switches perf's hook counted, how many a BPF program
+ * was not run at: on perf's hook (a perf_event program) and on the
+ * sched_switch raw tracepoint. */
+void bench_switch_hooks(struct figure *perf_hook, struct figure *tracepoint);
 /* exe: the shpmu-exporter to measure, or NULL. */
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);
 

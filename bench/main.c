@@ -155,6 +155,14 @@ static struct row rows[] = {
 	{.fig = {.key = "bpf_same_set_switch_overhead_over_floor",
 		 .what = "bpf_same_set_switch_overhead / the context floor"},
 	 .goal = NONE},
+	{.fig = {.key = "switches_missed_by_perf_hook_program",
+		 .what = "switches a perf_event program on perf's switch hook "
+			 "was not run at, per 1000"},
+	 .goal = NONE},
+	{.fig = {.key = "switches_missed_by_tracepoint_program",
+		 .what = "switches a sched_switch raw_tp program was not run "
+			 "at, per 1000"},
+	 .goal = NONE},
 	{.fig = {.key = "process_fds_1000",
 		 .what = "fds: 1000 processes x 4 attrs, BPF"},
 	 .goal = EQUALS,
@@ -187,6 +195,8 @@ static const char *const host_keys[] = {
 	"bpf_empty_trigger_floor_cgroup",
 	"bpf_task_switch_overhead_1000_over_floor",
 	"bpf_same_set_switch_overhead_over_floor",
+	"switches_missed_by_perf_hook_program",
+	"switches_missed_by_tracepoint_program",
 	"process_fds_1000",
 	"bytes_per_task_target",
 	NULL};
@@ -356,6 +366,8 @@ int main(int argc, char **argv)
 			   fig("bpf_empty_trigger_floor_cgroup"),
 			   fig("process_fds_1000"),
 			   fig("bytes_per_task_target"));
+	bench_switch_hooks(fig("switches_missed_by_perf_hook_program"),
+			   fig("switches_missed_by_tracepoint_program"));
 #else
 	for (const char *const *k = host_keys; *k; k++)
 		figure_skip(fig(*k), "built without the BPF backend");
