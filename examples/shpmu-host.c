@@ -22,6 +22,14 @@
 
 static const char *bpffs = HOST_DEFAULT_DIR;
 
+/* Why a domain was refused (a pin not what this build makes, say). */
+static void to_stderr(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level <= SHPMU_LOG_WARN)
+		fprintf(stderr, "shpmu-host: %s\n", msg);
+}
+
 struct name_search {
 	const struct event_key *key;
 	const char *found;
@@ -61,7 +69,7 @@ static int show(const char *domain, void *arg)
 	struct host_view v;
 	uint32_t live = 0, alive = 0;
 	char name[64];
-	int err = host_view_read(bpffs, domain, &v);
+	int err = host_view_read(bpffs, domain, to_stderr, &v);
 
 	if (err) {
 		fprintf(stderr, "shpmu-host: %s: %s\n", domain, strerror(-err));
@@ -129,7 +137,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[optind], "show") && optind + 2 == argc) {
 		err = show(argv[optind + 1], NULL);
 	} else if (!strcmp(argv[optind], "remove") && optind + 2 == argc) {
-		err = host_remove(bpffs, argv[optind + 1]);
+		err = host_remove(bpffs, argv[optind + 1], to_stderr);
 		if (err == -EBUSY)
 			fprintf(stderr,
 				"shpmu-host: %s has live users: it goes "

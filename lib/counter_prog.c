@@ -39,17 +39,14 @@ forward_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
-		struct cgroup_counter **out)
+/* The program opened, not loaded, its maps sized for nr_cpus and
+ * max_slots. */
+static int open_sized(uint32_t nr_cpus, uint32_t max_slots,
+		      struct cgroup_counter **out)
 {
-	struct cgroup_counter *skel;
-	int err;
+	struct cgroup_counter *skel = cgroup_counter__open();
+	int err = skel ? 0 : -errno;
 
-	pthread_mutex_lock(&load_lock);
-	loading = pmu;
-	app_printer = libbpf_set_print(forward_libbpf);
-	skel = cgroup_counter__open();
-	err = skel ? 0 : -errno;
 	if (!err) {
 		skel->rodata->nr_cpus = nr_cpus;
 		skel->rodata->ns_per_tick =
@@ -62,6 +59,54 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.cgroup_slots,
 					       max_slots);
+	if (err)
+		cgroup_counter__destroy(skel);
+	else
+		*out = skel;
+	return err;
+}
+
+static void shape_of(const struct bpf_map *m, struct map_shape *out)
+{
+	out->type = bpf_map__type(m);
+	out->key_size = bpf_map__key_size(m);
+	out->value_size = bpf_map__value_size(m);
+	out->max_entries = bpf_map__max_entries(m);
+	out->flags = bpf_map__map_flags(m);
+}
+
+int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
+			struct map_shape shapes[N_PROG_FDS],
+			uint32_t *prog_type)
+{
+	struct cgroup_counter *s;
+	int err = open_sized(nr_cpus, max_slots, &s);
+
+	if (err)
+		return err;
+	memset(shapes, 0, sizeof(shapes[0]) * N_PROG_FDS);
+	*prog_type = bpf_program__type(s->progs.on_switch);
+	shape_of(s->maps.events, &shapes[EVENTS_FD]);
+	shape_of(s->maps.cgroup_slots, &shapes[SLOTS_FD]);
+	shape_of(s->maps.bss, &shapes[BSS_FD]);
+	shape_of(s->maps.cpu_views, &shapes[VIEWS_FD]);
+	shape_of(s->maps.totals, &shapes[TOTALS_FD]);
+	shape_of(s->maps.task_links, &shapes[LINKS_FD]);
+	shape_of(s->maps.task_totals, &shapes[TASK_TOTALS_FD]);
+	cgroup_counter__destroy(s);
+	return 0;
+}
+
+static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
+		struct cgroup_counter **out)
+{
+	struct cgroup_counter *skel = NULL;
+	int err;
+
+	pthread_mutex_lock(&load_lock);
+	loading = pmu;
+	app_printer = libbpf_set_print(forward_libbpf);
+	err = open_sized(nr_cpus, max_slots, &skel);
 	/* attach() picks the move hooks this kernel has. */
 	if (!err) {
 		bpf_program__set_autoattach(skel->progs.on_ipi, false);

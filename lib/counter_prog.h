@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "bpf/cgroup_counter.h"
+#include "pin_check.h"
 
 struct shpmu;
 struct cgroup_counter;
@@ -74,6 +75,12 @@ enum {
 	TASK_TOTALS_FD,
 	N_PROG_FDS,
 };
+
+/* What the maps pinned at each index but PROG_FD must be for this build,
+ * sized for nr_cpus and max_slots, and the program's type. 0 or -errno. */
+int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
+			struct map_shape shapes[N_PROG_FDS],
+			uint32_t *prog_type);
 
 /* Host scope: takes the fds given (prog_fd, events_fd, slots_fd,
  * links_fd, task_totals_fd), maps

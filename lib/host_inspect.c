@@ -13,6 +13,7 @@
 
 #include <bpf/bpf.h>
 
+#include "env.h"
 #include "host_layout.h"
 #include "host_private.h"
 
@@ -37,8 +38,8 @@ int host_list_domains(const char *bpffs_dir,
 }
 
 /* The domain's directory under the lock op (LOCK_SH to look, LOCK_EX
- * to change), with its books where it is complete. */
-static int open_domain(const char *bpffs_dir, const char *domain, int op,
+ * to change), nothing of it read yet. */
+static int lock_domain(const char *bpffs_dir, const char *domain, int op,
 		       struct host **out)
 {
 	char layout[PATH_MAX];
@@ -59,15 +60,26 @@ static int open_domain(const char *bpffs_dir, const char *domain, int op,
 	}
 	while (flock(h->dir_fd, op) && errno == EINTR)
 		;
-	if (pins_complete(h)) {
-		err = pins_open_books(NULL, h);
-		if (err) {
-			host_release(h, NULL, true);
-			return err;
-		}
-	}
 	*out = h;
 	return 0;
+}
+
+/* The books of a complete domain, mapped once every pin checks out
+ * (pin_check.h), though only the books and refs are read: a domain with
+ * any pin changed is reported as such. */
+static int open_books(struct host *h, host_log_fn log)
+{
+	/* A context that is only its log, as pr_err takes. */
+	struct shpmu_env env = {.log = log};
+	struct shpmu *log_to = (struct shpmu *)&env;
+	int err;
+
+	if (!pins_complete(h))
+		return 0;
+	err = pins_open_books(log_to, h);
+	if (!err)
+		err = pins_check_program(log_to, h);
+	return err;
 }
 
 /* Counts map_refs' entries of each user in v. */
@@ -122,17 +134,18 @@ static int describe(struct host *h, struct host_view *v)
 	return 0;
 }
 
-int host_view_read(const char *bpffs_dir, const char *domain,
+int host_view_read(const char *bpffs_dir, const char *domain, host_log_fn log,
 		   struct host_view *v)
 {
 	struct host *h;
 	int err;
 
 	memset(v, 0, sizeof(*v));
-	err = open_domain(bpffs_dir, domain, LOCK_SH, &h);
+	err = lock_domain(bpffs_dir, domain, LOCK_SH, &h);
 	if (err)
 		return err;
-	if (h->books)
+	err = open_books(h, log);
+	if (!err && h->books)
 		err = describe(h, v);
 	host_release(h, NULL, true);
 	if (err)
@@ -147,21 +160,26 @@ void host_view_free(struct host_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-int host_remove(const char *bpffs_dir, const char *domain)
+int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 {
 	struct host *h;
 	int err;
 
-	err = open_domain(bpffs_dir, domain, LOCK_EX, &h);
+	err = lock_domain(bpffs_dir, domain, LOCK_EX, &h);
 	if (err)
 		return err;
-	/* The users that died go; a live one keeps the domain. */
-	if (h->books) {
+	/* The users that died go; a live one keeps the domain. Books that
+	 * do not check out are not read: the users' own locks tell. */
+	err = open_books(h, log);
+	if (!err && h->books) {
 		users_reap(NULL, h);
-		if (users_count(h)) {
-			host_release(h, NULL, true);
-			return -EBUSY;
-		}
+		err = users_count(h) ? -EBUSY : 0;
+	} else if (!err || err == -EPROTO) {
+		err = users_live_on_disk(h) ? -EBUSY : 0;
+	}
+	if (err) {
+		host_release(h, NULL, true);
+		return err;
 	}
 	host_remove_domain(h);
 	host_release(h, NULL, true);

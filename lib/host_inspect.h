@@ -37,13 +37,19 @@ struct host_view {
 int host_list_domains(const char *bpffs_dir,
 		      int (*cb)(const char *domain, void *arg), void *arg);
 
-/* A snapshot of domain, read under its lock: 0, -ENOENT, or -errno. */
-int host_view_read(const char *bpffs_dir, const char *domain,
+/* Where the functions below say why they refused a domain: a callback
+ * as shpmu_opts.log (NULL: nowhere). */
+typedef void (*host_log_fn)(int level, const char *msg, void *arg);
+
+/* A snapshot of domain, read under its lock once every pin checks out:
+ * 0, -ENOENT, -EPROTO (a pin is not what this build makes), or -errno. */
+int host_view_read(const char *bpffs_dir, const char *domain, host_log_fn log,
 		   struct host_view *out);
 void host_view_free(struct host_view *v);
 
 /* Removes domain if no live process uses it: 0, -EBUSY (one does),
- * -ENOENT, or -errno. */
-int host_remove(const char *bpffs_dir, const char *domain);
+ * -ENOENT, or -errno. A domain whose pins do not check out is removed
+ * too, once no process holds a user lock in it. */
+int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,6 +21,7 @@
 #include "counted.h"
 #include "host_layout.h"
 #include "log.h"
+#include "pin_check.h"
 
 /* In counter_prog_adopt's order, then the books and refs. */
 static const char *const map_names[] = {
@@ -84,22 +86,44 @@ static int pin_program(struct shpmu *pmu, const struct host *h,
 	return err;
 }
 
+/* The books: one entry of value_size bytes, mapped by every member. */
+static struct map_shape books_shape(uint32_t value_size)
+{
+	return (struct map_shape){.type = BPF_MAP_TYPE_ARRAY,
+				  .key_size = 4,
+				  .value_size = value_size,
+				  .max_entries = 1,
+				  .flags = BPF_F_MMAPABLE};
+}
+
+/* The refs: each member's references to events and slots. */
+static struct map_shape refs_shape(void)
+{
+	return (struct map_shape){.type = BPF_MAP_TYPE_HASH,
+				  .key_size = sizeof(struct host_ref_key),
+				  .value_size = sizeof(uint32_t),
+				  .max_entries = HOST_MAX_REFS,
+				  .flags = BPF_F_NO_PREALLOC};
+}
+
+static int make_map(const char *name, struct map_shape shape)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = shape.flags);
+
+	return bpf_map_create((enum bpf_map_type)shape.type, name,
+			      shape.key_size, shape.value_size,
+			      shape.max_entries, &opts);
+}
+
 /* The books and refs maps, the books set up, pinned books last. */
 static int pin_books(struct shpmu *pmu, const struct host *h, uint32_t nr_cpus,
 		     uint32_t max_slots)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, sparse,
-		    .map_flags = BPF_F_NO_PREALLOC);
 	uint64_t size = books_size(max_slots);
-	int books = -1, refs = -1, err;
+	int books = make_map("shpmu_books", books_shape((uint32_t)size));
+	int refs = make_map("shpmu_refs", refs_shape()), err;
 	struct books *b = MAP_FAILED;
 
-	books = bpf_map_create(BPF_MAP_TYPE_ARRAY, "shpmu_books", 4,
-			       (uint32_t)size, 1, &mmapable);
-	refs = bpf_map_create(BPF_MAP_TYPE_HASH, "shpmu_refs",
-			      sizeof(struct host_ref_key), sizeof(uint32_t),
-			      HOST_MAX_REFS, &sparse);
 	if (books < 0 || refs < 0) {
 		err = -errno;
 		pr_err(pmu, "host scope: cannot make the books' maps: %s",
@@ -147,20 +171,39 @@ int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook)
 	return err;
 }
 
-static int get_pinned(struct shpmu *pmu, const struct host *h, const char *name)
+/* The owner every pin must have: the domain directory's. */
+static int domain_owner(struct shpmu *pmu, const struct host *h, uid_t *uid)
 {
-	char path[4096];
-	int fd;
+	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", h->path, name);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		pr_err(pmu, "host scope: cannot open %s: %s", path,
-		       strerror(errno));
-	return fd < 0 ? -errno : fd;
+	if (fstat(h->dir_fd, &st)) {
+		int err = -errno;
+
+		pr_err(pmu, "host scope: %s: %s", h->path, strerror(-err));
+		return err;
+	}
+	*uid = st.st_uid;
+	return 0;
 }
 
-/* Maps the books and checks that this build understands them. */
+/* Pin name's fd once it has shape want (pin_check.h), or -errno. */
+static int get_map(struct shpmu *pmu, const struct host *h, uid_t owner,
+		   const char *name, const struct map_shape *want)
+{
+	int fd = pin_get(pmu, h->dir_fd, h->path, name, owner), err;
+
+	if (fd < 0)
+		return fd;
+	err = pin_check_map(pmu, h->path, name, fd, want);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Maps the books (already checked to be a map of their shape) and checks
+ * their header. */
 static int map_books(struct shpmu *pmu, struct host *h, int fd)
 {
 	struct bpf_map_info info;
@@ -193,13 +236,42 @@ static int map_books(struct shpmu *pmu, struct host *h, int fd)
 	return 0;
 }
 
+/* The books' map: one mmapable entry, of a size the header inside says
+ * (map_books checks it against the header). */
+static int get_books(struct shpmu *pmu, const struct host *h, uid_t owner)
+{
+	int fd = pin_get(pmu, h->dir_fd, h->path, BOOKS_PIN, owner), err;
+	struct map_shape want = books_shape(0);
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+
+	if (fd < 0)
+		return fd;
+	memset(&info, 0, sizeof(info));
+	/* Any value size here: the header, once mapped, says which. */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		want.value_size = info.value_size;
+	err = pin_check_map(pmu, h->path, BOOKS_PIN, fd, &want);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int pins_open_books(struct shpmu *pmu, struct host *h)
 {
-	int books = get_pinned(pmu, h, BOOKS_PIN), err;
+	struct map_shape refs = refs_shape();
+	int books, err;
+	uid_t owner = (uid_t)-1;
 
+	err = domain_owner(pmu, h, &owner);
+	if (err)
+		return err;
+	books = get_books(pmu, h, owner);
 	if (books < 0)
 		return books;
-	h->refs_fd = get_pinned(pmu, h, REFS_PIN);
+	h->refs_fd = get_map(pmu, h, owner, REFS_PIN, &refs);
 	err = h->refs_fd < 0 ? h->refs_fd : map_books(pmu, h, books);
 	close(books);
 	if (err && h->refs_fd >= 0) {
@@ -209,31 +281,72 @@ int pins_open_books(struct shpmu *pmu, struct host *h)
 	return err;
 }
 
-int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
+/* The program's pins, each checked against what this build pins, into
+ * fds (in counter_prog_adopt's order). */
+static int get_program(struct shpmu *pmu, const struct host *h,
+		       int fds[N_PROG_FDS])
 {
-	int fds[N_PROG_FDS], err;
+	struct map_shape shapes[N_PROG_FDS];
+	uint32_t prog_type;
 	size_t n;
+	uid_t owner = (uid_t)-1;
+	int err = domain_owner(pmu, h, &owner);
 
-	err = pins_open_books(pmu, h);
+	if (!err)
+		err = counter_prog_shapes(h->books->nr_cpus,
+					  h->books->max_slots, shapes,
+					  &prog_type);
 	if (err)
 		return err;
-	for (n = 0; n < N_PROG_FDS; n++) {
-		fds[n] = get_pinned(pmu, h, map_names[n]);
+	for (n = 1; n < N_PROG_FDS; n++) {
+		fds[n] = get_map(pmu, h, owner, map_names[n], &shapes[n]);
 		if (fds[n] < 0) {
 			err = fds[n];
 			goto fail;
 		}
 	}
-	err = counter_prog_adopt(pmu, fds, h->books->nr_cpus,
-				 h->books->max_slots, &c->prog);
-	n = 0; /* adopt owns (or closed) them */
-	if (err)
-		goto fail;
-	c->books = h->books;
-	return 0;
+	fds[PROG_FD] =
+		pin_get(pmu, h->dir_fd, h->path, map_names[PROG_FD], owner);
+	err = fds[PROG_FD] < 0
+		      ? fds[PROG_FD]
+		      : pin_check_prog(pmu, h->path, map_names[PROG_FD],
+				       fds[PROG_FD], prog_type, "on_switch",
+				       fds[BSS_FD]);
+	if (!err)
+		return 0;
+	if (fds[PROG_FD] >= 0)
+		close(fds[PROG_FD]);
 fail:
-	while (n--)
+	while (--n > 0)
 		close(fds[n]);
+	return err;
+}
+
+int pins_check_program(struct shpmu *pmu, const struct host *h)
+{
+	int fds[N_PROG_FDS], err = get_program(pmu, h, fds);
+
+	for (size_t n = 0; !err && n < N_PROG_FDS; n++)
+		close(fds[n]);
+	return err;
+}
+
+int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
+{
+	int fds[N_PROG_FDS], err;
+
+	err = pins_open_books(pmu, h);
+	if (err)
+		return err;
+	err = get_program(pmu, h, fds);
+	if (!err)
+		err = counter_prog_adopt(pmu, fds, h->books->nr_cpus,
+					 h->books->max_slots, &c->prog);
+	/* adopt owns (or closed) the fds */
+	if (!err) {
+		c->books = h->books;
+		return 0;
+	}
 	close(h->refs_fd);
 	h->refs_fd = -1;
 	munmap(h->books, h->books_len);

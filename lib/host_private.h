@@ -60,6 +60,9 @@ int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook);
 int pins_open(struct shpmu *pmu, struct host *h, struct counted *c);
 /* The books and refs alone (operators: host_inspect.c). */
 int pins_open_books(struct shpmu *pmu, struct host *h);
+/* Whether the program's pins are what this build pins (after
+ * pins_open_books): 0 or -EPROTO, with a message. */
+int pins_check_program(struct shpmu *pmu, const struct host *h);
 void pins_remove(struct host *h);
 /* Whether the domain is complete: its books are pinned. */
 bool pins_complete(const struct host *h);
@@ -72,6 +75,10 @@ bool users_alive(struct host *h, uint32_t i);
 /* Clears the entries of users that died; true if there were any. */
 bool users_reap(struct shpmu *pmu, struct host *h);
 uint32_t users_count(const struct host *h);
+/* For a domain whose books cannot be trusted: whether a live process
+ * holds the lock of any users/<index> directory; when none does, those
+ * directories are removed. */
+bool users_live_on_disk(struct host *h);
 void users_close_cache(struct host *h);
 
 /* host_fsck.c: after users_reap, or with the books found dirty: drops

@@ -9,6 +9,7 @@
  */
 #include "host_private.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -174,4 +175,49 @@ void users_close_cache(struct host *h)
 {
 	for (uint32_t i = 0; i < MAX_USERS; i++)
 		forget_lock_fd(h, i);
+}
+
+/* Whether the directory name (under users/, at users_fd) is locked by a
+ * live process: one we cannot open or ask is given the benefit of the
+ * doubt. */
+static bool dir_locked(int users_fd, const char *name)
+{
+	struct flock fl = lock_of_user(F_WRLCK);
+	int fd = openat(users_fd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool locked;
+
+	if (fd < 0)
+		return errno != ENOENT;
+	locked = fcntl(fd, F_GETLK, &fl) || fl.l_type != F_UNLCK;
+	close(fd);
+	return locked;
+}
+
+bool users_live_on_disk(struct host *h)
+{
+	int users = openat(h->dir_fd, "users",
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *d;
+	bool live = false;
+	DIR *dir;
+
+	if (users < 0)
+		return errno != ENOENT;
+	dir = fdopendir(users);
+	if (!dir) {
+		close(users);
+		return true;
+	}
+	while (!live && (d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			live = dir_locked(users, d->d_name);
+	if (!live) {
+		rewinddir(dir);
+		while ((d = readdir(dir)))
+			if (d->d_name[0] != '.')
+				unlinkat(users, d->d_name, AT_REMOVEDIR);
+	}
+	closedir(dir);
+	return live;
 }

@@ -164,3 +164,22 @@ void helper_kill(struct helper *h)
 	kill(h->pid, SIGKILL);
 	helper_wait(h);
 }
+
+int host_tool(char *out, size_t len, const char *args)
+{
+	char cmd[3 * PATH_MAX];
+	size_t used = 0;
+	FILE *p;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --bpffs '%s' %s 2>&1",
+		 getenv("SHPMU_HOST_TOOL"), host_bpffs(), args);
+	p = popen(cmd, "r");
+	cr_assert(p, "popen %s", cmd);
+	while (used + 1 < len && fgets(out + used, (int)(len - used), p))
+		used += strlen(out + used);
+	out[used] = '\0';
+	status = pclose(p);
+	cr_assert(WIFEXITED(status), "%s: status %#x", cmd, status);
+	return WEXITSTATUS(status);
+}

@@ -22,6 +22,10 @@ const char *host_bpffs(void);
 /* Every path under host_bpffs(), one per line ("" when empty). */
 const char *host_residue(void);
 
+/* Runs shpmu-host (SHPMU_HOST_TOOL) with args on host_bpffs(): its exit
+ * status, and what it printed (stdout and stderr) in out. */
+int host_tool(char *out, size_t len, const char *args);
+
 struct helper {
 	pid_t pid;
 	FILE *to, *from;

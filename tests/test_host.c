@@ -132,7 +132,7 @@ static struct host_view view(void)
 {
 	struct host_view v;
 
-	cr_assert_eq(host_view_read(host_bpffs(), "default", &v), 0);
+	cr_assert_eq(host_view_read(host_bpffs(), "default", NULL, &v), 0);
 	return v;
 }
 
@@ -1001,27 +1001,6 @@ Test(host, a_cached_read_makes_no_system_call)
 	shpmu_free(classic);
 	shpmu_free(bpf);
 	shpmu_free(host);
-}
-
-/* Runs shpmu-host with args on the test's BPF filesystem: its exit status,
- * and what it printed (stdout and stderr) in out. */
-static int host_tool(char *out, size_t len, const char *args)
-{
-	char cmd[1024];
-	size_t used = 0;
-	FILE *p;
-	int status;
-
-	snprintf(cmd, sizeof(cmd), "'%s' --bpffs '%s' %s 2>&1",
-		 getenv("SHPMU_HOST_TOOL"), host_bpffs(), args);
-	p = popen(cmd, "r");
-	cr_assert(p, "popen %s", cmd);
-	while (used + 1 < len && fgets(out + used, (int)(len - used), p))
-		used += strlen(out + used);
-	out[used] = '\0';
-	status = pclose(p);
-	cr_assert(WIFEXITED(status), "%s: status %#x", cmd, status);
-	return WEXITSTATUS(status);
 }
 
 /* /proc/PID/comm (under valgrind, not the program's name). */
