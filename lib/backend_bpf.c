@@ -55,10 +55,9 @@ static struct bpf_backend *bpf_of(const struct kevent *ev)
 	return (struct bpf_backend *)ev->backend;
 }
 
-static void begin(struct shpmu *pmu, struct bpf_backend *b)
+static int begin(struct shpmu *pmu, struct bpf_backend *b)
 {
-	if (b->host)
-		host_begin(pmu, b->host, &b->counted);
+	return b->host ? host_begin(pmu, b->host, &b->counted) : 0;
 }
 
 static void end(struct bpf_backend *b)
@@ -173,7 +172,9 @@ static int bpf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 	(void)cgroup_fd;
 	if (!bpf_backend_counts(&ev->key))
 		return -EOPNOTSUPP;
-	begin(pmu, b);
+	err = begin(pmu, b);
+	if (err)
+		return err;
 	err = take(pmu, b, ev, cost);
 	end(b);
 	return err;
@@ -185,12 +186,12 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 	struct bpf_backend *b = bpf_of(ev);
 	uint32_t e = event_of(ev), s = slot_of(ev);
 
-	/* A forked child's maps and books are its parent's. */
-	if (env_of(pmu)->forked) {
+	/* A forked child's maps and books are its parent's; books that do
+	 * not check out are not touched (the domain is to be removed). */
+	if (env_of(pmu)->forked || begin(pmu, b)) {
 		counted_forget_event(pmu, &b->counted, e, cost);
 		return;
 	}
-	begin(pmu, b);
 	if (b->host) {
 		host_ref(b->host, e, s, -1);
 		host_step();

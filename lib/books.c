@@ -33,9 +33,18 @@ uint32_t books_free_event(const struct books *b)
 	return MAX_EVENTS;
 }
 
-uint32_t books_find_slot(const struct books *b, uint64_t id)
+uint32_t books_slots_used(const struct books *b, uint32_t max_slots)
 {
-	for (uint32_t s = 0; s < b->slots_used; s++)
+	uint32_t used = __atomic_load_n(&b->slots_used, __ATOMIC_RELAXED);
+
+	return used < max_slots ? used : max_slots;
+}
+
+uint32_t books_find_slot(const struct books *b, uint32_t max_slots, uint64_t id)
+{
+	uint32_t used = books_slots_used(b, max_slots);
+
+	for (uint32_t s = 0; s < used; s++)
 		if (b->slots[s].id == id)
 			return s;
 	return FIFO_NONE;
@@ -45,7 +54,11 @@ uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
 			 uint64_t start_ticks, bool inherit)
 {
 	/* Entries at or past tasks_high have never served. */
-	for (uint32_t t = 0; t < b->tasks_high && b->tasks_used; t++)
+	uint32_t high = b->tasks_high;
+
+	if (high > MAX_TASK_TARGETS)
+		high = MAX_TASK_TARGETS;
+	for (uint32_t t = 0; t < high && b->tasks_used; t++)
 		if (b->tasks[t].id == id && b->tasks[t].kind == kind &&
 		    b->tasks[t].start_ticks == start_ticks &&
 		    b->tasks[t].inherit == inherit)
@@ -77,33 +90,55 @@ bool books_task_used(const struct books_task *t)
 	return false;
 }
 
-static uint32_t *next_free_of(void *books, uint32_t s)
+/* A free-list link, or a spare word for one out of range (only a
+ * hostile writer makes one: the next check of the books refuses them). */
+struct slot_links {
+	struct books *b;
+	uint32_t max_slots;
+	uint32_t spare;
+};
+
+static uint32_t *next_free_of(void *owner, uint32_t s)
 {
-	return &((struct books *)books)->slots[s].next_free;
+	struct slot_links *l = owner;
+
+	return s < l->max_slots ? &l->b->slots[s].next_free : &l->spare;
 }
 
-uint32_t books_take_slot(struct books *b, bool *fresh)
+uint32_t books_take_slot(struct books *b, uint32_t max_slots, bool *fresh)
 {
-	*fresh = b->slots_used < b->max_slots;
-	if (*fresh)
-		return b->slots_used++;
-	return fifo_pop(&b->free, next_free_of, b);
+	struct slot_links l = {.b = b, .max_slots = max_slots};
+	uint32_t used = b->slots_used, s;
+
+	*fresh = used < max_slots;
+	if (*fresh) {
+		b->slots_used = used + 1;
+		return used;
+	}
+	s = fifo_pop(&b->free, next_free_of, &l);
+	return s < max_slots ? s : FIFO_NONE;
 }
 
-void books_give_slot(struct books *b, uint32_t s, bool fresh)
+void books_give_slot(struct books *b, uint32_t max_slots, uint32_t s,
+		     bool fresh)
 {
+	struct slot_links l = {.b = b, .max_slots = max_slots};
+
 	b->slots[s].id = 0;
 	b->slots[s].refs = 0;
 	if (fresh && s + 1 == b->slots_used)
 		b->slots_used--;
 	else
-		fifo_push(&b->free, s, next_free_of, b);
+		fifo_push(&b->free, s, next_free_of, &l);
 }
 
-void books_rebuild_free(struct books *b)
+void books_rebuild_free(struct books *b, uint32_t max_slots)
 {
+	struct slot_links l = {.b = b, .max_slots = max_slots};
+	uint32_t used = books_slots_used(b, max_slots);
+
 	fifo_init(&b->free);
-	for (uint32_t s = 0; s < b->slots_used; s++)
+	for (uint32_t s = 0; s < used; s++)
 		if (!b->slots[s].id)
-			fifo_push(&b->free, s, next_free_of, b);
+			fifo_push(&b->free, s, next_free_of, &l);
 }

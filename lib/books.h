@@ -94,6 +94,15 @@ static inline uint64_t books_size(uint32_t max_slots)
 	       (uint64_t)max_slots * sizeof(struct books_slot);
 }
 
+/* The slots a mapping of len bytes has room for. */
+static inline uint32_t books_capacity(uint64_t len)
+{
+	return len < sizeof(struct books)
+		       ? 0
+		       : (uint32_t)((len - sizeof(struct books)) /
+				    sizeof(struct books_slot));
+}
+
 void books_init(struct books *b, uint32_t nr_cpus, uint32_t max_slots);
 
 /* The event index counting key, or MAX_EVENTS. */
@@ -101,14 +110,24 @@ uint32_t books_find_event(const struct books *b, const struct event_key *key);
 /* A free event index, or MAX_EVENTS. */
 uint32_t books_free_event(const struct books *b);
 
+/*
+ * The slot functions take max_slots from the caller, who knows the size
+ * it mapped: in host scope another process can write b->max_slots and
+ * b->slots_used at any time, and a slot index past the mapping must never
+ * be touched whatever they say.
+ */
 /* The slot counting cgroup id, or FIFO_NONE. */
-uint32_t books_find_slot(const struct books *b, uint64_t id);
+uint32_t books_find_slot(const struct books *b, uint32_t max_slots,
+			 uint64_t id);
 /* Takes a slot for a cgroup not counted yet: a fresh one while any are
  * left (*fresh), then the longest freed; FIFO_NONE when full. */
-uint32_t books_take_slot(struct books *b, bool *fresh);
-/* Gives slot s back: to where it came from when it never served
- * (fresh), else to the tail of the free list. */
-void books_give_slot(struct books *b, uint32_t s, bool fresh);
+uint32_t books_take_slot(struct books *b, uint32_t max_slots, bool *fresh);
+/* Gives slot s (< max_slots) back: to where it came from when it never
+ * served (fresh), else to the tail of the free list. */
+void books_give_slot(struct books *b, uint32_t max_slots, uint32_t s,
+		     bool fresh);
+/* How many slots have been handed out, within max_slots. */
+uint32_t books_slots_used(const struct books *b, uint32_t max_slots);
 
 /* The task entry for (kind, id, start, inherit), or NO_TARGET. */
 uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
@@ -120,7 +139,7 @@ uint32_t books_take_task(struct books *b, bool *reused);
 bool books_task_used(const struct books_task *t);
 
 /* Threads every slot that counts nothing onto the free list (fsck). */
-void books_rebuild_free(struct books *b);
+void books_rebuild_free(struct books *b, uint32_t max_slots);
 
 static inline bool books_event_on_cpu(const struct books_event *e, int cpu)
 {

@@ -199,7 +199,7 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		     uint32_t *out)
 {
 	struct books *b = c->books;
-	uint32_t s = books_find_slot(b, id);
+	uint32_t s = books_find_slot(b, c->prog.max_slots, id);
 	bool fresh;
 	int err;
 
@@ -208,7 +208,7 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		*out = s;
 		return 0;
 	}
-	if (b->slots_used == b->max_slots && !fifo_empty(&b->free)) {
+	if (b->slots_used >= c->prog.max_slots && !fifo_empty(&b->free)) {
 		/* A switch that looked the slot up before it was freed may
 		 * still be adding to it on some CPU: a flush everywhere
 		 * waits that out. */
@@ -216,7 +216,7 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		if (err)
 			return err;
 	}
-	s = books_take_slot(b, &fresh);
+	s = books_take_slot(b, c->prog.max_slots, &fresh);
 	if (s == FIFO_NONE) {
 		pr_err(pmu,
 		       "the BPF backend counts at most %u cgroups on this "
@@ -231,7 +231,7 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 	host_step();
 	err = counter_prog_count_cgroup(&c->prog, id, s);
 	if (err) {
-		books_give_slot(b, s, fresh);
+		books_give_slot(b, c->prog.max_slots, s, fresh);
 		return err;
 	}
 	b->slots[s].refs = 1;
@@ -243,7 +243,7 @@ void counted_free_slot(struct counted *c, uint32_t s)
 {
 	counter_prog_uncount_cgroup(&c->prog, c->books->slots[s].id);
 	host_step();
-	books_give_slot(c->books, s, false);
+	books_give_slot(c->books, c->prog.max_slots, s, false);
 }
 
 void counted_put_slot(struct counted *c, uint32_t s)

@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "books_check.h"
 #include "counted.h"
 #include "env.h"
 #include "host_layout.h"
@@ -124,7 +125,8 @@ static int open_locked(struct shpmu *pmu, struct host *h, const char *layout)
 		while (flock(fd, LOCK_EX) && errno == EINTR)
 			;
 		if (!fstat(fd, &held) && !stat(h->path, &now) &&
-		    held.st_ino == now.st_ino && held.st_nlink) {
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev &&
+		    held.st_nlink) {
 			if (held.st_uid != geteuid()) {
 				pr_err(pmu,
 				       "host domain %s belongs to uid %u: a "
@@ -261,12 +263,15 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	}
 	if (mkdirat(h->dir_fd, "users", 0700) && errno != EEXIST)
 		err = -errno;
+	/* (We hold the lock: host_begin checks the books and reclaims.) */
+	if (!err)
+		err = host_begin(pmu, h, c);
 	if (!err) {
-		host_begin(pmu, h, c); /* (we hold the lock: reclaims) */
 		err = users_add(pmu, h);
 		host_end(h, c);
 	}
-	if (err && !users_count(h))
+	/* A domain nobody uses goes, unless its books could not be read. */
+	if (err && err != -EPROTO && !users_count(h))
 		host_remove_domain(h);
 	h->joining = false;
 	flock(h->dir_fd, LOCK_UN);
@@ -282,17 +287,34 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
  * not finish (the next change tries again). */
 #define DIRTY_REPAIR UINT64_MAX
 
-void host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
+int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 {
+	const char *field;
+	int err;
+
 	/* While joining, the lock is ours already. */
 	if (!h->joining)
 		while (flock(h->dir_fd, LOCK_EX) && errno == EINTR)
 			;
+	err = books_check(h->books, c->prog.max_slots, &field);
+	if (err) {
+		if (err == -EPROTO)
+			pr_err(pmu,
+			       "host domain %s: its books do not check out "
+			       "(%s): another process of uid %u wrote them; "
+			       "remove the domain (shpmu-host remove) once "
+			       "its members are gone",
+			       h->path, field, (unsigned int)geteuid());
+		if (!h->joining)
+			flock(h->dir_fd, LOCK_UN);
+		return err;
+	}
 	if (users_reap(pmu, h) || h->books->dirty)
 		host_fsck(pmu, h, c);
 	if (!h->books->dirty)
 		h->books->dirty = h->user_id ? h->user_id : 1;
 	host_step();
+	return 0;
 }
 
 void host_end(struct host *h, struct counted *c)
@@ -329,7 +351,12 @@ void host_leave(struct shpmu *pmu, struct host *h, struct counted *c)
 		host_release(h, c, false);
 		return;
 	}
-	host_begin(pmu, h, c);
+	/* Books that do not check out are not touched: the operator's
+	 * remove takes the domain away once our user lock is gone. */
+	if (host_begin(pmu, h, c)) {
+		host_release(h, c, true);
+		return;
+	}
 	/* Refs still held (handles a forked child never closed, say) go
 	 * with us: fsck drops the refs of users not in the books. */
 	users_remove(h);

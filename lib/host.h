@@ -48,9 +48,11 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
  * lets go of this process's copies. */
 void host_leave(struct shpmu *pmu, struct host *h, struct counted *c);
 
-/* Takes the domain's lock for a change of the books, first reclaiming
- * what dead users left. host_end() gives it back. */
-void host_begin(struct shpmu *pmu, struct host *h, struct counted *c);
+/* Takes the domain's lock for a change of the books, checks them
+ * (books_check.h) and reclaims what dead users left. host_end() gives it
+ * back. -EPROTO, with the lock given back and a message, when the books
+ * do not check out. */
+int host_begin(struct shpmu *pmu, struct host *h, struct counted *c);
 void host_end(struct host *h, struct counted *c);
 
 /* Records (delta > 0) or drops this context's ref on event e and slot s

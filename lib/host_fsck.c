@@ -39,8 +39,9 @@ static size_t live_ids(const struct books *b, uint64_t *ids)
 
 struct recount {
 	uint32_t events[MAX_EVENTS];
-	uint32_t *slots; /* max_slots */
-	uint16_t *tasks; /* MAX_TASK_TARGETS x MAX_EVENTS */
+	uint32_t max_slots; /* as this process mapped the books */
+	uint32_t *slots;    /* max_slots */
+	uint16_t *tasks;    /* MAX_TASK_TARGETS x MAX_EVENTS */
 };
 
 /* Drops the refs of users not in the books; counts the rest. */
@@ -59,7 +60,7 @@ static int recount_refs(struct host *h, struct recount *r)
 		if (bsearch(&key.user, ids, nids, sizeof(*ids), compare_ids)) {
 			if (key.event < MAX_EVENTS)
 				r->events[key.event] += refs;
-			if (key.slot < h->books->max_slots)
+			if (key.slot < r->max_slots)
 				r->slots[key.slot] += refs;
 			else if (ref_is_task(key.slot) &&
 				 (key.slot & ~TASK_REF) < MAX_TASK_TARGETS &&
@@ -110,10 +111,11 @@ static int fix_filter(struct counted *c)
 {
 	uint16_t *want = calloc(COUNTED_FILTER_SIZE, sizeof(*want));
 	const struct books *b = c->books;
+	uint32_t used = books_slots_used(b, c->prog.max_slots);
 
 	if (!want)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < b->slots_used; s++)
+	for (uint32_t s = 0; s < used; s++)
 		if (b->slots[s].id)
 			want[b->slots[s].id & (COUNTED_FILTER_SIZE - 1)]++;
 	for (uint32_t i = 0; i < COUNTED_FILTER_SIZE; i++) {
@@ -131,13 +133,13 @@ static int fix_filter(struct counted *c)
 static void fix_slot_map(struct counted *c)
 {
 	const struct books *b = c->books;
+	uint32_t used = books_slots_used(b, c->prog.max_slots), s;
 	int fd = c->prog.slots_fd;
 	uint64_t id, last, *prev = NULL;
-	uint32_t s;
 
 	while (!bpf_map_get_next_key(fd, prev, &id)) {
 		if (!bpf_map_lookup_elem(fd, &id, &s) &&
-		    (s >= b->slots_used || b->slots[s].id != id)) {
+		    (s >= used || b->slots[s].id != id)) {
 			/* The walk goes on after the key before it. */
 			bpf_map_delete_elem(fd, &id);
 			continue;
@@ -145,7 +147,7 @@ static void fix_slot_map(struct counted *c)
 		last = id;
 		prev = &last;
 	}
-	for (s = 0; s < b->slots_used; s++)
+	for (s = 0; s < used; s++)
 		if (b->slots[s].id)
 			bpf_map_update_elem(fd, &b->slots[s].id, &s, BPF_ANY);
 }
@@ -153,14 +155,15 @@ static void fix_slot_map(struct counted *c)
 static int fix_slots(struct counted *c, const struct recount *r)
 {
 	struct books *b = c->books;
+	uint32_t used = books_slots_used(b, r->max_slots);
 	int err;
 
-	for (uint32_t s = 0; s < b->slots_used; s++) {
+	for (uint32_t s = 0; s < used; s++) {
 		if (b->slots[s].id && !r->slots[s])
 			b->slots[s].id = 0;
 		b->slots[s].refs = r->slots[s];
 	}
-	books_rebuild_free(b);
+	books_rebuild_free(b, r->max_slots);
 	err = fix_filter(c);
 	if (err)
 		return err;
@@ -232,7 +235,8 @@ void host_fsck(struct shpmu *pmu, struct host *h, struct counted *c)
 	struct recount r = {0};
 	int err;
 
-	r.slots = calloc(h->books->max_slots, sizeof(*r.slots));
+	r.max_slots = c->prog.max_slots;
+	r.slots = calloc(r.max_slots, sizeof(*r.slots));
 	r.tasks =
 		calloc((size_t)MAX_TASK_TARGETS * MAX_EVENTS, sizeof(*r.tasks));
 	if (!r.slots || !r.tasks) {

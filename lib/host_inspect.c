@@ -13,9 +13,11 @@
 
 #include <bpf/bpf.h>
 
+#include "books_check.h"
 #include "env.h"
 #include "host_layout.h"
 #include "host_private.h"
+#include "log.h"
 
 int host_list_domains(const char *bpffs_dir,
 		      int (*cb)(const char *domain, void *arg), void *arg)
@@ -72,6 +74,7 @@ static int open_books(struct host *h, host_log_fn log)
 	/* A context that is only its log, as pr_err takes. */
 	struct shpmu_env env = {.log = log};
 	struct shpmu *log_to = (struct shpmu *)&env;
+	const char *field;
 	int err;
 
 	if (!pins_complete(h))
@@ -79,6 +82,13 @@ static int open_books(struct host *h, host_log_fn log)
 	err = pins_open_books(log_to, h);
 	if (!err)
 		err = pins_check_program(log_to, h);
+	if (!err &&
+	    books_check(h->books, books_capacity(h->books_len), &field)) {
+		pr_err(log_to,
+		       "host domain %s: its books do not check out (%s)",
+		       h->path, field);
+		err = -EPROTO;
+	}
 	return err;
 }
 
@@ -101,6 +111,7 @@ static void count_refs(const struct host *h, struct host_view *v)
 static int describe(struct host *h, struct host_view *v)
 {
 	const struct books *b = h->books;
+	uint32_t used = books_slots_used(b, books_capacity(h->books_len));
 
 	v->complete = true;
 	v->nr_cpus = b->nr_cpus;
@@ -111,11 +122,12 @@ static int describe(struct host *h, struct host_view *v)
 			for (int cpu = 0; cpu < MAX_CPUS; cpu++)
 				v->perf_events +=
 					books_event_on_cpu(&b->events[e], cpu);
-	v->slots = calloc(b->slots_used + 1, sizeof(*v->slots));
+
+	v->slots = calloc(used + 1, sizeof(*v->slots));
 	v->users = calloc(MAX_USERS, sizeof(*v->users));
 	if (!v->slots || !v->users)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < b->slots_used; s++)
+	for (uint32_t s = 0; s < used; s++)
 		if (b->slots[s].id)
 			v->slots[v->nslots++] = b->slots[s];
 	for (uint32_t i = 0; i < MAX_USERS; i++) {

@@ -9,9 +9,9 @@ scripts/install-deps.sh
 [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true \
 	-Dtests=disabled -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C build-fuzz tests/fuzz/fuzz_attr tests/fuzz/fuzz_names \
-	tests/fuzz/fuzz_cgroup_path
+	tests/fuzz/fuzz_cgroup_path tests/fuzz/fuzz_books
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-for target in attr names cgroup_path; do
+for target in attr names cgroup_path books; do
 	corpus=$(mktemp -d)
 	echo "== fuzz_$target for ${seconds}s"
 	build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" \
@@ -28,4 +28,4 @@ for target in attr names cgroup_path; do
 	}
 	[ "$status" = 0 ] || { echo "FAIL: fuzz_$target: replay failed"; exit 1; }
 done
-echo "fuzz: 3 passed, 0 failed"
+echo "fuzz: 4 passed, 0 failed"

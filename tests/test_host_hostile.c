@@ -18,13 +18,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
 #include <shpmu/shpmu.h>
 
+#include "books.h"
+#include "cgroup_helpers.h"
 #include "helpers.h"
 #include "host_inspect.h"
 #include "host_layout.h"
@@ -191,4 +198,190 @@ Test(host_hostile, a_pin_of_another_owner_is_refused)
 
 	cr_assert_eq(chown(pin_path("map_views"), 65534, 65534), 0);
 	expect_refused(&m, h, "map_views");
+}
+
+/*
+ * The books: a process of the domain's uid with every capability dropped
+ * maps them read-write (the kernel asks for none to open a pin) and
+ * writes what it likes, lock or no lock.
+ */
+
+/* One word written into the books at a byte offset. */
+struct poke {
+	size_t offset;
+	uint32_t value;
+};
+
+/* Writes pokes into the books from a child with no capabilities. */
+static void corrupt_books(const struct poke *pokes, size_t n)
+{
+	pid_t pid = fork();
+	int status;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct hdr = {
+			.version = _LINUX_CAPABILITY_VERSION_3};
+		struct __user_cap_data_struct none[2] = {{0}};
+		int fd;
+		uint8_t *b;
+
+		if (syscall(SYS_capset, &hdr, none))
+			_exit(10);
+		fd = bpf_obj_get(pin_path("map_books"));
+		if (fd < 0)
+			_exit(11);
+		b = mmap(NULL, books_size(0), PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+		if (b == MAP_FAILED)
+			_exit(12);
+		for (size_t i = 0; i < n; i++)
+			memcpy(b + pokes[i].offset, &pokes[i].value,
+			       sizeof(pokes[i].value));
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the capless writer failed: status %#x", status);
+}
+
+/* After the books were written: the member, a joiner and shpmu-host
+ * each finish, and each refuses with EPROTO (or, where refused is false,
+ * may also work: random words may leave the books sound); nothing
+ * crashes (the ASan build runs this too); once the member is killed the
+ * domain is removed whole. */
+static void expect_survived(struct helper *m, const char *rel, const char *what,
+			    bool refused)
+{
+	struct shpmu *joiner;
+	struct host_view v;
+	const char *reply;
+	char out[4096];
+	int err;
+
+	/* A change of the books (an attr not counted yet): checked
+	 * first. */
+	reply = helper_ask(m, "open h page-faults cg:%s", rel);
+	cr_expect(!strncmp(reply, "err 71", 6) /* EPROTO */ ||
+			  (!refused && !strncmp(reply, "ok", 2)),
+		  "%s: the member's open: %s", what, reply);
+	joiner = join();
+	cr_expect(errno == EPROTO || (!refused && joiner), "%s: joiner: %s",
+		  what, joiner ? "joined" : strerror(errno));
+	shpmu_free(joiner);
+	err = host_view_read(host_bpffs(), "default", NULL, &v);
+	cr_expect(err == -EPROTO || (!refused && !err), "%s: show: %s", what,
+		  strerror(-err));
+	if (!err)
+		host_view_free(&v);
+	host_tool(out, sizeof(out), "show default");
+	helper_kill(m);
+	err = host_remove(host_bpffs(), "default", NULL);
+	cr_expect_eq(err, 0, "%s: remove once the member died: %s", what,
+		     strerror(-err));
+	cr_expect_str_empty(host_residue(), "%s: left: %s", what,
+			    host_residue());
+}
+
+/* A member counting a cgroup (so the books have a slot in use), then
+ * pokes. */
+static void attack_books(const struct poke *pokes, size_t n, const char *what,
+			 bool refused)
+{
+	struct shpmu *local = shpmu_new(NULL);
+	char rel[256];
+	struct helper m;
+
+	cr_assert(local);
+	cg_setup(local);
+	cg_make("victim");
+	snprintf(rel, sizeof(rel), "%s/victim", cg_base_rel());
+	cr_assert(helper_start(&m, NULL, NULL), "a member cannot join");
+	helper_ok(&m, "open h task-clock cg:%s", rel);
+	corrupt_books(pokes, n);
+	expect_survived(&m, rel, what, refused);
+	cg_teardown();
+	shpmu_free(local);
+}
+
+#define AT(field) offsetof(struct books, field)
+
+Test(host_hostile, books_with_a_slot_count_past_their_size)
+{
+	const struct poke p[] = {{AT(slots_used), 0xffffffff}};
+
+	attack_books(p, 1, "slots_used", true);
+}
+
+Test(host_hostile, books_with_a_free_list_out_of_range)
+{
+	const struct poke p[] = {{AT(free.head), 0x7fffffff},
+				 {AT(free.tail), 0x7fffffff}};
+
+	attack_books(p, 2, "free list", true);
+}
+
+Test(host_hostile, books_with_a_free_list_loop)
+{
+	/* Slot 0 (free, its id zeroed) links to itself. */
+	const struct poke p[] = {
+		{AT(slots) + offsetof(struct books_slot, id), 0},
+		{AT(slots) + offsetof(struct books_slot, id) + 4, 0},
+		{AT(slots) + offsetof(struct books_slot, next_free), 0},
+		{AT(free.head), 0},
+		{AT(free.tail), 0}};
+
+	attack_books(p, 5, "free-list loop", true);
+}
+
+Test(host_hostile, books_with_task_indexes_past_the_table)
+{
+	const struct poke p[] = {{AT(tasks_high), 0xffffffff},
+				 {AT(next_task), 0xfffffff0},
+				 {AT(tasks_used), 0xffffffff}};
+
+	attack_books(p, 3, "task indexes", true);
+}
+
+Test(host_hostile, books_with_states_and_kinds_out_of_range)
+{
+	const struct poke p[] = {
+		{AT(events) + offsetof(struct books_event, state), 77},
+		{AT(tasks) + offsetof(struct books_task, id), 1234},
+		{AT(tasks) + offsetof(struct books_task, kind), 0x0909}};
+
+	attack_books(p, 3, "states and kinds", true);
+}
+
+Test(host_hostile, books_with_two_users_of_one_id)
+{
+	const struct poke p[] = {
+		{AT(users[1]) + offsetof(struct books_user, id), 1},
+		{AT(users[1]) + offsetof(struct books_user, id) + 4, 0}};
+
+	attack_books(p, 2, "user ids", true);
+}
+
+/* Random words at random places of the header, the events, the users,
+ * the tasks and the first slots, from fixed seeds. */
+Test(host_hostile, books_with_random_words)
+{
+	const size_t span =
+		sizeof(struct books) + 4 * sizeof(struct books_slot);
+
+	for (unsigned int seed = 1; seed <= 6; seed++) {
+		struct poke p[16];
+		char what[32];
+
+		srand(seed);
+		for (size_t i = 0; i < 16; i++) {
+			/* Half of them in the first 128 bytes: the header. */
+			size_t room = i % 2 ? span : 128;
+
+			p[i].offset = ((size_t)rand() % room) & ~(size_t)3;
+			p[i].value = (uint32_t)rand() * 2654435761u;
+		}
+		snprintf(what, sizeof(what), "seed %u", seed);
+		attack_books(p, 16, what, false);
+	}
 }

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer target: books written by a hostile member. The input is a
+ * list of pokes (a 32-bit offset and a 32-bit word each) into freshly
+ * made books with room for 4 slots. Whatever they say, books_check
+ * finishes; where it accepts them, the operations a change makes on them
+ * stay within the mapping (ASan) and finish.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "books.h"
+#include "books_check.h"
+#include "host_layout.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SLOTS 4
+
+/* What a change does: find, take and give back slots and task entries. */
+static void use_books(struct books *b)
+{
+	bool fresh, reused;
+	uint32_t s, t;
+
+	(void)books_find_slot(b, SLOTS, 12345);
+	(void)books_find_event(b, &b->events[0].key);
+	(void)books_free_event(b);
+	s = books_take_slot(b, SLOTS, &fresh);
+	if (s != FIFO_NONE) {
+		b->slots[s].id = 777;
+		books_give_slot(b, SLOTS, s, fresh);
+	}
+	t = books_take_task(b, &reused);
+	if (t != NO_TARGET)
+		(void)books_task_used(&b->tasks[t]);
+	(void)books_find_task(b, LINK_TID, 1, 2, false);
+	books_rebuild_free(b, SLOTS);
+	(void)books_slots_used(b, SLOTS);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct books *b;
+	const size_t len = books_size(SLOTS);
+	const char *field;
+
+	if (!b)
+		b = malloc(len);
+	if (!b)
+		return 0;
+	books_init(b, 1, SLOTS);
+	for (size_t i = 0; i + 8 <= size; i += 8) {
+		uint32_t offset, word;
+
+		memcpy(&offset, data + i, sizeof(offset));
+		memcpy(&word, data + i + 4, sizeof(word));
+		offset = (uint32_t)((offset % (len - 3)) & ~3u);
+		memcpy((uint8_t *)b + offset, &word, sizeof(word));
+	}
+	if (!books_check(b, SLOTS, &field))
+		use_books(b);
+	return 0;
+}
