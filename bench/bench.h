@@ -35,6 +35,9 @@ struct perf_event_attr bench_attr(uint64_t config, bool disabled);
 int raw_open(uint64_t config, int pid, int cpu, int group_fd);
 int online_cpus(void);
 void die(const char *what, int err);
+/* The perf_event program prog on one software event (config) per online
+ * CPU with sample_period 1, so that it runs at each one: fds[cpu]. */
+void attach_on_each_cpu(int prog, uint64_t config, int *fds);
 /* The perf_event fds process pid holds (0 if it cannot be read). */
 int perf_fds_of(pid_t pid);
 /* The program name built beside this one (a static buffer). */

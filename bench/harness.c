@@ -4,7 +4,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,4 +269,21 @@ void prog_cost_note(struct figure *f, const struct prog_cost *c)
 		 "%s%s %.0f ns/run (%.0f-%.0f), %.3g runs a round trip",
 		 len ? "; " : "", c->name, ns.median, ns.min, ns.max,
 		 runs.median);
+}
+
+void attach_on_each_cpu(int prog, uint64_t config, int *fds)
+{
+	struct perf_event_attr a = {.size = sizeof(a),
+				    .type = PERF_TYPE_SOFTWARE,
+				    .config = config,
+				    .sample_period = 1};
+
+	for (int cpu = 0; cpu < online_cpus(); cpu++) {
+		fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
+					PERF_FLAG_FD_CLOEXEC);
+		if (fds[cpu] < 0)
+			die("perf_event_open (sampling each switch)", errno);
+		if (ioctl(fds[cpu], PERF_EVENT_IOC_SET_BPF, prog))
+			die("PERF_EVENT_IOC_SET_BPF", errno);
+	}
 }

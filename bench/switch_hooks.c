@@ -18,8 +18,6 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,10 +121,6 @@ static void sleep_and_wake(void)
 
 void bench_switch_hooks(struct figure *perf_hook, struct figure *tracepoint)
 {
-	struct perf_event_attr a = {.size = sizeof(a),
-				    .type = PERF_TYPE_SOFTWARE,
-				    .config = PERF_COUNT_SW_CONTEXT_SWITCHES,
-				    .sample_period = 1};
 	double missed_perf[REPS], missed_tp[REPS];
 	int ncpus = online_cpus(), *fds = calloc((size_t)ncpus, sizeof(*fds));
 	int perf_runs = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "perf_runs",
@@ -139,14 +133,7 @@ void bench_switch_hooks(struct figure *perf_hook, struct figure *tracepoint)
 		die("bpf_map_create (run counters)", errno);
 	perf_prog = load_run_counter(BPF_PROG_TYPE_PERF_EVENT, perf_runs);
 	tp_prog = load_run_counter(BPF_PROG_TYPE_RAW_TRACEPOINT, tp_runs);
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
-					PERF_FLAG_FD_CLOEXEC);
-		if (fds[cpu] < 0)
-			die("perf_event_open (context-switches)", errno);
-		if (ioctl(fds[cpu], PERF_EVENT_IOC_SET_BPF, perf_prog))
-			die("PERF_EVENT_IOC_SET_BPF", errno);
-	}
+	attach_on_each_cpu(perf_prog, PERF_COUNT_SW_CONTEXT_SWITCHES, fds);
 	tp_link = bpf_raw_tracepoint_open("sched_switch", tp_prog);
 	if (tp_link < 0)
 		die("bpf_raw_tracepoint_open (sched_switch)", -tp_link);

@@ -191,25 +191,6 @@ static int load_empty_program(void)
 	return prog;
 }
 
-/* prog on one software event per CPU with sample_period 1: what the
- * library's trigger costs before its program does anything. */
-static void attach_empty(int prog, uint64_t config, int *fds)
-{
-	struct perf_event_attr a = {.size = sizeof(a),
-				    .type = PERF_TYPE_SOFTWARE,
-				    .config = config,
-				    .sample_period = 1};
-
-	for (int cpu = 0; cpu < online_cpus(); cpu++) {
-		fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
-					PERF_FLAG_FD_CLOEXEC);
-		if (fds[cpu] < 0)
-			die("perf_event_open (trigger)", errno);
-		if (ioctl(fds[cpu], PERF_EVENT_IOC_SET_BPF, prog))
-			die("PERF_EVENT_IOC_SET_BPF", errno);
-	}
-}
-
 /* The ping-pong, ping and pong in those cgroups, with the empty program on
  * config's events against the same with nothing attached. */
 static void trigger_floor(struct figure *f, uint64_t config, const char *ping,
@@ -226,7 +207,7 @@ static void trigger_floor(struct figure *f, uint64_t config, const char *ping,
 		double bare = bare_pair(ping, pong);
 		int prog = load_empty_program();
 
-		attach_empty(prog, config, fds);
+		attach_on_each_cpu(prog, config, fds);
 		samples[rep] = bare_pair(ping, pong) / bare;
 		prog_cost_pair(&cost, rep, floor_prog, ping, pong);
 		for (int cpu = 0; cpu < online_cpus(); cpu++)

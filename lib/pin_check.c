@@ -75,6 +75,29 @@ static int refuse(struct shpmu *pmu, const char *dir, const char *name,
 	return -EPROTO;
 }
 
+/* The first of info's fields that differs from want: refused. */
+static int compare_shape(struct shpmu *pmu, const char *dir, const char *name,
+			 const struct bpf_map_info *info,
+			 const struct map_shape *want)
+{
+	const struct {
+		const char *what;
+		uint32_t found, want;
+	} fields[] = {
+		{"map type", info->type, want->type},
+		{"key size", info->key_size, want->key_size},
+		{"value size", info->value_size, want->value_size},
+		{"max_entries", info->max_entries, want->max_entries},
+		{"map_flags", info->map_flags, want->flags},
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i].found != fields[i].want)
+			return refuse(pmu, dir, name, fields[i].what,
+				      fields[i].found, fields[i].want);
+	return 0;
+}
+
 int pin_check_map(struct shpmu *pmu, const char *dir, const char *name, int fd,
 		  const struct map_shape *want)
 {
@@ -84,22 +107,7 @@ int pin_check_map(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return not_a(pmu, dir, name, "map");
-	if (info.type != want->type)
-		return refuse(pmu, dir, name, "map type", info.type,
-			      want->type);
-	if (info.key_size != want->key_size)
-		return refuse(pmu, dir, name, "key size", info.key_size,
-			      want->key_size);
-	if (info.value_size != want->value_size)
-		return refuse(pmu, dir, name, "value size", info.value_size,
-			      want->value_size);
-	if (info.max_entries != want->max_entries)
-		return refuse(pmu, dir, name, "max_entries", info.max_entries,
-			      want->max_entries);
-	if (info.map_flags != want->flags)
-		return refuse(pmu, dir, name, "map_flags", info.map_flags,
-			      want->flags);
-	return 0;
+	return compare_shape(pmu, dir, name, &info, want);
 }
 
 /* The id of the map behind fd, 0 if it cannot be told. */
