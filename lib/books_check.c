@@ -54,8 +54,6 @@ static int check_tasks(const struct books *b, const char **field)
 		return wrong(field, "tasks_high");
 	if (ONCE(b->next_task) >= MAX_TASK_TARGETS)
 		return wrong(field, "next_task");
-	if (ONCE(b->tasks_used) > MAX_TASK_TARGETS)
-		return wrong(field, "tasks_used");
 	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++) {
 		const struct books_task *bt = &b->tasks[t];
 		uint8_t kind = ONCE(bt->kind);

@@ -255,9 +255,11 @@ void counted_put_slot(struct counted *c, uint32_t s)
 /* The entry's links and totals, made in that order (the program looks
  * the totals up through a link). */
 static int count_task(struct shpmu *pmu, struct counted *c, uint32_t t,
-		      uint32_t e, bool fresh)
+		      uint32_t e, const struct books_task *fresh)
 {
-	struct books_task *bt = &c->books->tasks[t];
+	/* What this process wrote, not what the shared books say now:
+	 * another process may have rewritten the entry meanwhile. */
+	const struct books_task *bt = fresh;
 	int err = counter_prog_add_task_total(&c->prog, t, e);
 
 	if (err || !fresh)
@@ -285,6 +287,10 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 	struct books *b = c->books;
 	uint32_t t = books_find_task(b, kind, id, start_ticks, inherit);
 	bool fresh = t == NO_TARGET, reused = false;
+	const struct books_task mine = {.start_ticks = start_ticks,
+					.id = id,
+					.kind = (uint8_t)kind,
+					.inherit = inherit};
 	int err;
 
 	if (fresh) {
@@ -304,15 +310,12 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 			if (err)
 				return err;
 		}
-		b->tasks[t] = (struct books_task){.start_ticks = start_ticks,
-						  .id = id,
-						  .kind = (uint8_t)kind,
-						  .inherit = inherit};
+		b->tasks[t] = mine;
 		b->tasks_used++;
 		host_step();
 	}
 	if (!b->tasks[t].refs[e]) {
-		err = count_task(pmu, c, t, e, fresh);
+		err = count_task(pmu, c, t, e, fresh ? &mine : NULL);
 		if (err) {
 			if (fresh)
 				counted_free_task(pmu, c, t);

@@ -575,8 +575,11 @@ int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
 	uint64_t key = task_link_key(kind, id);
 	struct task_link link = {.start_ticks = start_ticks,
 				 .target = {NO_TARGET, NO_TARGET}};
-	bool known = !bpf_map_lookup_elem(p->links_fd, &key, &link);
+	bool known;
 
+	if (which != TARGET_PLAIN && which != TARGET_INHERIT)
+		return -EINVAL;
+	known = !bpf_map_lookup_elem(p->links_fd, &key, &link);
 	if (known && link.start_ticks != start_ticks)
 		link = (struct task_link){.start_ticks = start_ticks,
 					  .target = {NO_TARGET, NO_TARGET}};

@@ -177,6 +177,8 @@ static int fix_slots(struct counted *c, const struct recount *r)
 static void fix_tasks(struct shpmu *pmu, struct counted *c,
 		      const struct recount *r)
 {
+	uint32_t used = 0;
+
 	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++) {
 		struct books_task *bt = &c->books->tasks[t];
 
@@ -190,6 +192,11 @@ static void fix_tasks(struct shpmu *pmu, struct counted *c,
 		if (!books_task_used(bt))
 			counted_free_task(pmu, c, t);
 	}
+	/* Counted again: a process killed between an entry and its count
+	 * left the count one off. */
+	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++)
+		used += c->books->tasks[t].id != 0;
+	c->books->tasks_used = used;
 }
 
 /* Links to no live task target go (a maker died between the link and

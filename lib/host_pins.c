@@ -8,6 +8,7 @@
 #include "host_private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -219,11 +220,15 @@ static int map_books(struct shpmu *pmu, struct host *h, int fd)
 		h->books = NULL;
 		return -errno;
 	}
+	/* Each field read once: a second read could differ. */
+	h->max_slots = books_capacity(h->books_len);
+	h->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
 	if (h->books_len < sizeof(struct books) ||
 	    h->books->magic != BOOKS_MAGIC ||
 	    h->books->layout != host_layout() ||
-	    books_size(h->books->max_slots) != h->books_len ||
-	    h->books->nr_cpus != (uint32_t)libbpf_num_possible_cpus()) {
+	    books_size(h->max_slots) != h->books_len ||
+	    h->books->max_slots != h->max_slots ||
+	    h->books->nr_cpus != h->nr_cpus) {
 		pr_err(pmu,
 		       "host scope: %s holds state of another layout than "
 		       "this build's (%u): remove the domain (shpmu-host "
@@ -293,8 +298,7 @@ static int get_program(struct shpmu *pmu, const struct host *h,
 	int err = domain_owner(pmu, h, &owner);
 
 	if (!err)
-		err = counter_prog_shapes(h->books->nr_cpus,
-					  h->books->max_slots, shapes,
+		err = counter_prog_shapes(h->nr_cpus, h->max_slots, shapes,
 					  &prog_type);
 	if (err)
 		return err;
@@ -311,7 +315,7 @@ static int get_program(struct shpmu *pmu, const struct host *h,
 		      ? fds[PROG_FD]
 		      : pin_check_prog(pmu, h->path, map_names[PROG_FD],
 				       fds[PROG_FD], prog_type, "on_switch",
-				       fds[BSS_FD]);
+				       fds + 1, N_PROG_FDS - 1);
 	if (!err)
 		return 0;
 	if (fds[PROG_FD] >= 0)
@@ -340,8 +344,8 @@ int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
 		return err;
 	err = get_program(pmu, h, fds);
 	if (!err)
-		err = counter_prog_adopt(pmu, fds, h->books->nr_cpus,
-					 h->books->max_slots, &c->prog);
+		err = counter_prog_adopt(pmu, fds, h->nr_cpus, h->max_slots,
+					 &c->prog);
 	/* adopt owns (or closed) the fds */
 	if (!err) {
 		c->books = h->books;
@@ -356,7 +360,7 @@ int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
 
 bool pins_complete(const struct host *h)
 {
-	return !faccessat(h->dir_fd, BOOKS_PIN, F_OK, 0);
+	return !faccessat(h->dir_fd, BOOKS_PIN, F_OK, AT_SYMLINK_NOFOLLOW);
 }
 
 void pins_remove(struct host *h)

@@ -23,6 +23,9 @@ struct host {
 	int refs_fd;  /* map_refs */
 	struct books *books;
 	size_t books_len;
+	/* What the books were checked to hold when mapped, kept here: the
+	 * fields themselves can be rewritten at any time. */
+	uint32_t max_slots, nr_cpus;
 	uint32_t user;	  /* our entry in books->users */
 	uint64_t user_id; /* its id */
 	int user_fd;	  /* users/<user>, which we hold a lock on */

@@ -2,6 +2,7 @@
 #include "pin_check.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,11 +121,21 @@ static uint32_t map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+/* Whether id is among ids[0 .. n). */
+static bool has_id(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
 int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
-		   uint32_t prog_type, const char *prog_name, int map_fd)
+		   uint32_t prog_type, const char *prog_name,
+		   const int *map_fds, size_t nmaps)
 {
 	/* More than the program has: the kernel says how many it holds. */
-	uint32_t ids[64], want = map_id(map_fd), len;
+	uint32_t ids[64], len, n;
 	struct bpf_prog_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -143,12 +154,18 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 		       dir, name, info.name, prog_name);
 		return -EPROTO;
 	}
-	for (uint32_t i = 0; i < info.nr_map_ids && i < 64; i++)
-		if (want && ids[i] == want)
-			return 0;
-	pr_err(pmu,
-	       "host scope: %s/%s is not what this build pins there: the "
-	       "program does not use the domain's pinned maps",
-	       dir, name);
-	return -EPROTO;
+	n = info.nr_map_ids < 64 ? info.nr_map_ids : 64;
+	for (size_t i = 0; i < nmaps; i++) {
+		uint32_t id = map_id(map_fds[i]);
+
+		if (!id || !has_id(ids, n, id)) {
+			pr_err(pmu,
+			       "host scope: %s/%s is not what this build pins "
+			       "there: the program does not use the domain's "
+			       "pinned maps",
+			       dir, name);
+			return -EPROTO;
+		}
+	}
+	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef SHPMU_PIN_CHECK_H
 #define SHPMU_PIN_CHECK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,9 +31,11 @@ int pin_get(struct shpmu *pmu, int dir_fd, const char *dir, const char *name,
 int pin_check_map(struct shpmu *pmu, const char *dir, const char *name, int fd,
 		  const struct map_shape *want);
 
-/* 0 when fd is a program of type prog_type named prog_name that uses the
- * map whose fd is map_fd, else -EPROTO with a message naming the pin. */
+/* 0 when fd is a program of type prog_type named prog_name that uses
+ * each of the nmaps maps behind map_fds, else -EPROTO with a message
+ * naming the pin. */
 int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
-		   uint32_t prog_type, const char *prog_name, int map_fd);
+		   uint32_t prog_type, const char *prog_name,
+		   const int *map_fds, size_t nmaps);
 
 #endif

@@ -246,12 +246,12 @@ static void corrupt_books(const struct poke *pokes, size_t n)
 }
 
 /* After the books were written: the member, a joiner and shpmu-host
- * each finish, and each refuses with EPROTO (or, where refused is false,
- * may also work: random words may leave the books sound); nothing
- * crashes (the ASan build runs this too); once the member is killed the
- * domain is removed whole. */
+ * each finish; where field is given, each refuses with EPROTO and the
+ * joiner's message names that field (random words, field NULL, may also
+ * leave the books sound). Nothing crashes (the ASan build runs this
+ * too); once the member is killed the domain is removed whole. */
 static void expect_survived(struct helper *m, const char *rel, const char *what,
-			    bool refused)
+			    const char *field)
 {
 	struct shpmu *joiner;
 	struct host_view v;
@@ -263,18 +263,29 @@ static void expect_survived(struct helper *m, const char *rel, const char *what,
 	 * first. */
 	reply = helper_ask(m, "open h page-faults cg:%s", rel);
 	cr_expect(!strncmp(reply, "err 71", 6) /* EPROTO */ ||
-			  (!refused && !strncmp(reply, "ok", 2)),
+			  (!field && !strncmp(reply, "ok", 2)),
 		  "%s: the member's open: %s", what, reply);
+	logged[0] = '\0';
+	errno = 0;
 	joiner = join();
-	cr_expect(errno == EPROTO || (!refused && joiner), "%s: joiner: %s",
-		  what, joiner ? "joined" : strerror(errno));
+	if (field) {
+		cr_expect(!joiner && errno == EPROTO, "%s: joiner: %s", what,
+			  joiner ? "joined" : strerror(errno));
+		cr_expect(strstr(logged, field), "%s: the message names %s: %s",
+			  what, field, logged);
+	} else {
+		cr_expect(joiner || errno == EPROTO, "%s: joiner: %s", what,
+			  strerror(errno));
+	}
 	shpmu_free(joiner);
 	err = host_view_read(host_bpffs(), "default", NULL, &v);
-	cr_expect(err == -EPROTO || (!refused && !err), "%s: show: %s", what,
+	cr_expect(err == -EPROTO || (!field && !err), "%s: show: %s", what,
 		  strerror(-err));
 	if (!err)
 		host_view_free(&v);
-	host_tool(out, sizeof(out), "show default");
+	/* (Through sh, a crash is an exit status of 128 and more.) */
+	cr_expect_lt(host_tool(out, sizeof(out), "show default"), 128,
+		     "%s: shpmu-host show: %s", what, out);
 	helper_kill(m);
 	err = host_remove(host_bpffs(), "default", NULL);
 	cr_expect_eq(err, 0, "%s: remove once the member died: %s", what,
@@ -284,9 +295,9 @@ static void expect_survived(struct helper *m, const char *rel, const char *what,
 }
 
 /* A member counting a cgroup (so the books have a slot in use), then
- * pokes. */
+ * pokes; field as expect_survived says. */
 static void attack_books(const struct poke *pokes, size_t n, const char *what,
-			 bool refused)
+			 const char *field)
 {
 	struct shpmu *local = shpmu_new(NULL);
 	char rel[256];
@@ -299,26 +310,36 @@ static void attack_books(const struct poke *pokes, size_t n, const char *what,
 	cr_assert(helper_start(&m, NULL, NULL), "a member cannot join");
 	helper_ok(&m, "open h task-clock cg:%s", rel);
 	corrupt_books(pokes, n);
-	expect_survived(&m, rel, what, refused);
+	expect_survived(&m, rel, what, field);
 	cg_teardown();
 	shpmu_free(local);
 }
 
 #define AT(field) offsetof(struct books, field)
+/* The word of task entry 0 that holds its kind and inherit bytes. */
+#define TASK0_KIND (AT(tasks) + offsetof(struct books_task, kind))
+#define TASK0_ID   (AT(tasks) + offsetof(struct books_task, id))
 
+/* Each test writes one field wrong, and expects it named. */
 Test(host_hostile, books_with_a_slot_count_past_their_size)
 {
 	const struct poke p[] = {{AT(slots_used), 0xffffffff}};
 
-	attack_books(p, 1, "slots_used", true);
+	attack_books(p, 1, "slots_used", "slots_used");
 }
 
-Test(host_hostile, books_with_a_free_list_out_of_range)
+Test(host_hostile, books_with_a_free_list_head_out_of_range)
 {
-	const struct poke p[] = {{AT(free.head), 0x7fffffff},
-				 {AT(free.tail), 0x7fffffff}};
+	const struct poke p[] = {{AT(free.head), 0x7fffffff}};
 
-	attack_books(p, 2, "free list", true);
+	attack_books(p, 1, "free.head", "free (a link out of range");
+}
+
+Test(host_hostile, books_with_a_free_list_tail_out_of_range)
+{
+	const struct poke p[] = {{AT(free.tail), 0x7fffffff}};
+
+	attack_books(p, 1, "free.tail", "free.tail");
 }
 
 Test(host_hostile, books_with_a_free_list_loop)
@@ -331,26 +352,53 @@ Test(host_hostile, books_with_a_free_list_loop)
 		{AT(free.head), 0},
 		{AT(free.tail), 0}};
 
-	attack_books(p, 5, "free-list loop", true);
+	attack_books(p, 5, "free-list loop", "or a loop");
 }
 
-Test(host_hostile, books_with_task_indexes_past_the_table)
+Test(host_hostile, books_with_tasks_high_past_the_table)
 {
-	const struct poke p[] = {{AT(tasks_high), 0xffffffff},
-				 {AT(next_task), 0xfffffff0},
-				 {AT(tasks_used), 0xffffffff}};
+	const struct poke p[] = {{AT(tasks_high), 0xffffffff}};
 
-	attack_books(p, 3, "task indexes", true);
+	attack_books(p, 1, "tasks_high", "tasks_high");
 }
 
-Test(host_hostile, books_with_states_and_kinds_out_of_range)
+Test(host_hostile, books_with_next_task_past_the_table)
+{
+	const struct poke p[] = {{AT(next_task), 0xfffffff0}};
+
+	attack_books(p, 1, "next_task", "next_task");
+}
+
+Test(host_hostile, books_with_an_event_state_out_of_range)
 {
 	const struct poke p[] = {
-		{AT(events) + offsetof(struct books_event, state), 77},
-		{AT(tasks) + offsetof(struct books_task, id), 1234},
-		{AT(tasks) + offsetof(struct books_task, kind), 0x0909}};
+		{AT(events) + offsetof(struct books_event, state), 77}};
 
-	attack_books(p, 3, "states and kinds", true);
+	attack_books(p, 1, "event state", "events[].state");
+}
+
+Test(host_hostile, books_with_a_task_kind_out_of_range)
+{
+	const struct poke p[] = {
+		{AT(tasks_high), 1}, {TASK0_ID, 1234}, {TASK0_KIND, 9}};
+
+	attack_books(p, 3, "task kind", "tasks[].kind");
+}
+
+Test(host_hostile, books_with_a_task_inherit_out_of_range)
+{
+	/* kind LINK_TID (1), inherit 7 */
+	const struct poke p[] = {
+		{AT(tasks_high), 1}, {TASK0_ID, 1234}, {TASK0_KIND, 0x0701}};
+
+	attack_books(p, 3, "task inherit", "tasks[].inherit");
+}
+
+Test(host_hostile, books_with_a_task_in_use_past_tasks_high)
+{
+	const struct poke p[] = {{TASK0_ID, 1234}, {TASK0_KIND, 1}};
+
+	attack_books(p, 2, "task past tasks_high", "past tasks_high");
 }
 
 Test(host_hostile, books_with_two_users_of_one_id)
@@ -359,7 +407,7 @@ Test(host_hostile, books_with_two_users_of_one_id)
 		{AT(users[1]) + offsetof(struct books_user, id), 1},
 		{AT(users[1]) + offsetof(struct books_user, id) + 4, 0}};
 
-	attack_books(p, 2, "user ids", true);
+	attack_books(p, 2, "user ids", "users[].id");
 }
 
 /* Random words at random places of the header, the events, the users,
@@ -382,6 +430,6 @@ Test(host_hostile, books_with_random_words)
 			p[i].value = (uint32_t)rand() * 2654435761u;
 		}
 		snprintf(what, sizeof(what), "seed %u", seed);
-		attack_books(p, 16, what, false);
+		attack_books(p, 16, what, NULL);
 	}
 }
