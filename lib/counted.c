@@ -280,6 +280,19 @@ static int count_task(struct shpmu *pmu, struct counted *c, uint32_t t,
 	return err;
 }
 
+/* Frees entry t, unlinked as as says: what this process wrote there,
+ * where it knows that better than the shared books. */
+static void free_task_as(struct counted *c, uint32_t t,
+			 const struct books_task *as)
+{
+	counter_prog_unlink_target(&c->prog, as->kind, as->id, t, as->inherit);
+	host_step();
+	for (uint32_t e = 0; e < MAX_EVENTS; e++)
+		counter_prog_del_task_total(&c->prog, t, e);
+	memset(&c->books->tasks[t], 0, sizeof(c->books->tasks[t]));
+	c->books->tasks_used--;
+}
+
 int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 		     uint32_t id, uint64_t start_ticks, bool inherit,
 		     uint32_t e, uint32_t *out)
@@ -318,7 +331,7 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 		err = count_task(pmu, c, t, e, fresh ? &mine : NULL);
 		if (err) {
 			if (fresh)
-				counted_free_task(pmu, c, t);
+				free_task_as(c, t, &mine);
 			return err;
 		}
 	}
@@ -329,15 +342,10 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 
 void counted_free_task(struct shpmu *pmu, struct counted *c, uint32_t t)
 {
-	struct books_task *bt = &c->books->tasks[t];
+	struct books_task as = c->books->tasks[t];
 
 	(void)pmu;
-	counter_prog_unlink_target(&c->prog, bt->kind, bt->id, t, bt->inherit);
-	host_step();
-	for (uint32_t e = 0; e < MAX_EVENTS; e++)
-		counter_prog_del_task_total(&c->prog, t, e);
-	memset(bt, 0, sizeof(*bt));
-	c->books->tasks_used--;
+	free_task_as(c, t, &as);
 }
 
 void counted_put_task(struct shpmu *pmu, struct counted *c, uint32_t t,

@@ -186,8 +186,8 @@ int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 	if (!err && h->books) {
 		users_reap(NULL, h);
 		err = users_count(h) ? -EBUSY : 0;
-	} else if (err != -ENOMEM) {
-		/* Incomplete, or a pin missing or refused. */
+	} else if (!err || err == -EPROTO || err == -ENOENT) {
+		/* Incomplete, or a pin refused or missing. */
 		err = users_live_on_disk(h) ? -EBUSY : 0;
 	}
 	if (err) {

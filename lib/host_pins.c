@@ -360,7 +360,12 @@ int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
 
 bool pins_complete(const struct host *h)
 {
-	return !faccessat(h->dir_fd, BOOKS_PIN, F_OK, AT_SYMLINK_NOFOLLOW);
+	struct stat st;
+
+	/* Only a books pin that is not there makes a domain incomplete (to
+	 * be made again): anything else at that name, pin_get names. */
+	return !fstatat(h->dir_fd, BOOKS_PIN, &st, AT_SYMLINK_NOFOLLOW) ||
+	       errno != ENOENT;
 }
 
 void pins_remove(struct host *h)
