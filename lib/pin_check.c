@@ -138,7 +138,10 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	uint32_t ids[64], len, n;
 	struct bpf_prog_info info;
 
+	/* Zeroed, ids too: the kernel fills them, but valgrind does not
+	 * know that this call writes there. */
 	memset(&info, 0, sizeof(info));
+	memset(ids, 0, sizeof(ids));
 	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
 	info.map_ids = (uint64_t)(uintptr_t)ids;
 	len = sizeof(info);
