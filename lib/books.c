@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "books.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_layout.h"
@@ -141,4 +142,31 @@ void books_rebuild_free(struct books *b, uint32_t max_slots)
 	for (uint32_t s = 0; s < used; s++)
 		if (!b->slots[s].id)
 			fifo_push(&b->free, s, next_free_of, &l);
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t books_user_ids(const struct books *b, uint64_t ids[MAX_USERS])
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < MAX_USERS; i++) {
+		uint64_t id =
+			__atomic_load_n(&b->users[i].id, __ATOMIC_RELAXED);
+
+		if (id)
+			ids[n++] = id;
+	}
+	qsort(ids, n, sizeof(*ids), compare_ids);
+	return n;
+}
+
+bool books_ids_have(const uint64_t *ids, size_t n, uint64_t id)
+{
+	return bsearch(&id, ids, n, sizeof(*ids), compare_ids) != NULL;
 }

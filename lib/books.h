@@ -13,6 +13,7 @@
 #define SHPMU_BOOKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bpf/cgroup_counter.h"
@@ -137,6 +138,12 @@ uint32_t books_find_task(const struct books *b, uint32_t kind, uint32_t id,
 uint32_t books_take_task(struct books *b, bool *reused);
 /* Whether task entry t has any ref. */
 bool books_task_used(const struct books_task *t);
+
+/* The ids of the users in the books, each read once, sorted into ids;
+ * returns how many. */
+size_t books_user_ids(const struct books *b, uint64_t ids[MAX_USERS]);
+/* Whether id is among the n sorted ids. */
+bool books_ids_have(const uint64_t *ids, size_t n, uint64_t id);
 
 /* Threads every slot that counts nothing onto the free list (fsck). */
 void books_rebuild_free(struct books *b, uint32_t max_slots);

@@ -71,30 +71,17 @@ static int check_tasks(const struct books *b, const char **field)
 	return 0;
 }
 
-static int compare_ids(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* No two users with one id: the refs of one would be taken for the
  * other's. */
 static int check_users(const struct books *b, const char **field)
 {
 	uint64_t *ids = malloc(MAX_USERS * sizeof(*ids));
-	size_t n = 0;
+	size_t n;
 	int err = 0;
 
 	if (!ids)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < MAX_USERS; i++) {
-		uint64_t id = ONCE(b->users[i].id);
-
-		if (id)
-			ids[n++] = id;
-	}
-	qsort(ids, n, sizeof(*ids), compare_ids);
+	n = books_user_ids(b, ids);
 	for (size_t i = 1; i < n && !err; i++)
 		if (ids[i] == ids[i - 1])
 			err = wrong(field, "users[].id (two users, one id)");

@@ -18,25 +18,6 @@
 #include "counted.h"
 #include "log.h"
 
-static int compare_ids(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The ids of the users in the books, sorted. */
-static size_t live_ids(const struct books *b, uint64_t *ids)
-{
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < MAX_USERS; i++)
-		if (b->users[i].id)
-			ids[n++] = b->users[i].id;
-	qsort(ids, n, sizeof(*ids), compare_ids);
-	return n;
-}
-
 struct recount {
 	uint32_t events[MAX_EVENTS];
 	uint32_t max_slots; /* as this process mapped the books */
@@ -48,7 +29,7 @@ struct recount {
 static int recount_refs(struct host *h, struct recount *r)
 {
 	uint64_t ids[MAX_USERS];
-	size_t nids = live_ids(h->books, ids), ndoomed = 0, room = 0;
+	size_t nids = books_user_ids(h->books, ids), ndoomed = 0, room = 0;
 	struct host_ref_key key, *prev = NULL, *doomed = NULL;
 	uint32_t refs;
 	int err = 0;
@@ -57,7 +38,7 @@ static int recount_refs(struct host *h, struct recount *r)
 		prev = &key;
 		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
 			continue;
-		if (bsearch(&key.user, ids, nids, sizeof(*ids), compare_ids)) {
+		if (books_ids_have(ids, nids, key.user)) {
 			if (key.event < MAX_EVENTS)
 				r->events[key.event] += refs;
 			if (key.slot < r->max_slots)
