@@ -251,11 +251,11 @@ Test(cgroups, a_cgroup_counts_exactly_what_its_task_did)
 		     "context-switches: handle %llu, raw cgroup events %llu",
 		     (unsigned long long)cs.value,
 		     (unsigned long long)cg_raw_sum(raw, nraw));
-	/* Its 50 sleeps, each a switch: within a few, which perf's own
-	 * switch hook can miss on this project's VMs (as in
-	 * tests/test_stat.py). The handle and the raw events agree
-	 * exactly above either way. */
-	cr_expect_geq(cs.value, 50 - 5,
+	/* Its 50 sleeps: an order of magnitude only, the raw events above
+	 * being the oracle. A 20 us sleep may end before the switch away (a
+	 * vCPU its host holds up past the timer), as tests/test_stat.py's
+	 * workload measures. */
+	cr_expect_geq(cs.value, 50 / 2,
 		      "context-switches %llu for 50 sleeps and a 200 ms burn",
 		      (unsigned long long)cs.value);
 	for (int i = 0; i < nraw; i++)

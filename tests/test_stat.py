@@ -147,13 +147,20 @@ check(counts.get("task-clock", 0) >= 100,
 check(counts.get("task-clock", 0) <= wall_ms,
       f"a single thread ran no longer than it lived: {counts}, "
       f"{wall_ms:.2f} ms")
-# Each sleep is a switch, but perf's own switch hook can miss one: on this
-# project's VMs the kernel skips it at some switches (a CI run counted 199
-# of 200 sleeps, raw perf_event_open as well as shpmu-stat).
-HOOK_MISSES = 2
-counts, _ = command_counts([WORKLOAD, "0", "200", "10"])
-check(counts.get("context-switches", 0) >= 200 - HOOK_MISSES,
-      f"the 200 sleeps were counted (HOOK_MISSES): {counts}")
+# The sleeps' switches against the kernel's count of them: the workload's
+# own raw context-switches event over its sleep loop, a window inside the
+# command's. Not against 200: a 100 us sleep may end before the switch
+# away (a CI run counted 194 of 200, raw event and shpmu-stat alike).
+out = subprocess.run([STAT, "-x,", "-e", EVENTS, "--", WORKLOAD, "0", "200",
+                      "10"], capture_output=True, text=True, check=True,
+                     env=dict(os.environ, WORKLOAD_COUNT_SLEEPS="1"))
+counts = csv_counts(out.stdout)
+own = int(re.search(r"sleep switches: (\d+)", out.stderr).group(1))
+print(f"200 sleeps: {counts}, the workload's own count of them {own}")
+# The loader's and exit's few switches come on top: an order of magnitude.
+check(own <= counts.get("context-switches", 0) <= own + 100,
+      f"the sleeps' {own} switches were counted: {counts}")
+check(own >= 100, f"most of 200 sleeps switched away: {own}")
 
 # CSV: perf's field order, with a cgroup column only when per cgroup.
 out = subprocess.run([STAT, "-x;", "-e", "cs,{task-clock,page-faults}", "--"]
@@ -423,8 +430,8 @@ for event in EVENTS.split(","):
                 "perf stat -p")
 # Exactly what the target did, and Python's own on top.
 check(want["page-faults"] >= 3000, f"3000 pages touched: {want}")
-check(want["context-switches"] >= 200 - HOOK_MISSES,
-      f"200 sleeps (HOOK_MISSES): {want}")
+# An order of magnitude only (see the sleeps above).
+check(want["context-switches"] >= 100, f"200 sleeps: {want}")
 check(want["task-clock"] >= 100, f"0.2 s burnt (see at_least_own): {want}")
 
 # -p: threads started after shpmu-stat are counted too.
