@@ -20,6 +20,9 @@ struct shpmu_env {
 	/* Set by shpmu_free in a forked child: its fds are copies of the
 	 * parent's, which must switch nothing off under the parent. */
 	bool forked;
+	/* Host scope: how long to wait for a domain's lock (0: the
+	 * default, host_lock.h). */
+	unsigned int lock_timeout_ms;
 };
 
 static inline struct shpmu_env *env_of(const struct shpmu *pmu)

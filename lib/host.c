@@ -21,7 +21,9 @@
 #include "books_check.h"
 #include "counted.h"
 #include "env.h"
+#include "host_dirs.h"
 #include "host_layout.h"
+#include "host_lock.h"
 #include "host_private.h"
 #include "host_step.h"
 #include "log.h"
@@ -69,84 +71,38 @@ bool host_domain_name_ok(const char *d)
 			 "0123456789_-.") == n;
 }
 
-static bool on_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
-}
-
-/* bpffs_dir, made if its parent is a BPF filesystem. */
-static int check_bpffs(struct shpmu *pmu, const char *dir)
-{
-	char *parent = strdup(dir), *slash;
-	bool ok;
-
-	if (!parent)
-		return -ENOMEM;
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	ok = on_bpffs(dir) ||
-	     (on_bpffs(parent) && (!mkdir(dir, 0755) || errno == EEXIST) &&
-	      on_bpffs(dir));
-	free(parent);
-	if (ok)
-		return 0;
-	pr_err(pmu,
-	       "host scope: %s is not on a BPF filesystem (mount one: "
-	       "mount -t bpf bpf /sys/fs/bpf, or set opts.bpffs_dir)",
-	       dir);
-	return -ENOENT;
-}
-
 /* Opens the domain directory, made if new, and takes its lock: the
- * directory must still be the one at the path once we hold it (the last
- * user may have removed it meanwhile). */
-static int open_locked(struct shpmu *pmu, struct host *h, const char *layout)
+ * directory must still be the one at its name once we hold it (the last
+ * user may have removed it, or the layout directory, meanwhile). */
+static int open_locked(struct shpmu *pmu, struct host *h)
 {
 	for (int tries = 0; tries < 100; tries++) {
-		struct stat held, now;
-		int fd;
+		int err = 0;
 
-		if (mkdir(layout, 0755) && errno != EEXIST)
-			goto fail;
-		if (mkdir(h->path, 0700) && errno != EEXIST) {
-			if (errno == ENOENT)
-				continue; /* the layout went meanwhile */
-			goto fail;
-		}
-		fd = open(h->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				continue;
-			goto fail;
-		}
-		while (flock(fd, LOCK_EX) && errno == EINTR)
-			;
-		if (!fstat(fd, &held) && !stat(h->path, &now) &&
-		    held.st_ino == now.st_ino && held.st_dev == now.st_dev &&
-		    held.st_nlink) {
-			if (held.st_uid != geteuid()) {
-				pr_err(pmu,
-				       "host domain %s belongs to uid %u: a "
-				       "domain is shared by one uid",
-				       h->path, held.st_uid);
-				close(fd);
-				return -EACCES;
-			}
-			h->dir_fd = fd;
+		if (h->layout_fd < 0)
+			err = host_dirs_open_layout(
+				pmu, h->bpffs_fd, h->layout_name,
+				h->layout_path, true, &h->layout_fd);
+		if (!err)
+			err = host_dirs_open_domain(pmu, h->layout_fd,
+						    h->domain, h->path, true,
+						    true, &h->dir_fd);
+		if (!err)
+			err = host_lock_take(pmu, &h->lock, h->dir_fd, LOCK_EX,
+					     h->lock_timeout_ms, h->path);
+		if (err && err != -ENOENT)
+			return err;
+		if (!err &&
+		    host_dirs_still_at(h->layout_fd, h->domain, h->dir_fd) &&
+		    host_dirs_still_at(h->bpffs_fd, h->layout_name,
+				       h->layout_fd))
 			return 0;
-		}
-		close(fd);
+		host_lock_drop(&h->lock);
+		close_fd(&h->dir_fd);
+		close_fd(&h->layout_fd);
 	}
-	errno = EAGAIN;
-fail:
-	pr_err(pmu, "host domain %s: %s%s", h->path, strerror(errno),
-	       errno == EACCES ? " (a domain belongs to the uid that made "
-				 "it, its directory mode 0700)"
-			       : "");
-	return -errno;
+	pr_err(pmu, "host domain %s: removed each time it was opened", h->path);
+	return -EAGAIN;
 }
 
 /* Takes the domain's pinned state, made now if the domain is new (or a
@@ -166,30 +122,45 @@ static int open_pins(struct shpmu *pmu, struct host *h, bool ipi_hook,
 	return pins_open(pmu, h, c);
 }
 
-struct host *host_alloc(const char *bpffs_dir, const char *domain, char *layout,
-			size_t layout_len)
+struct host *host_alloc(const char *bpffs_dir, const char *domain)
 {
 	struct host *h = calloc(1, sizeof(*h));
 	size_t len;
 
 	if (!h)
 		return NULL;
-	snprintf(layout, layout_len, "%s/layout-%u", bpffs_dir, host_layout());
-	len = strlen(layout) + strlen(domain) + 2;
+	snprintf(h->layout_name, sizeof(h->layout_name), "layout-%u",
+		 host_layout());
+	len = strlen(bpffs_dir) + strlen(h->layout_name) + strlen(domain) + 3;
 	h->path = malloc(len);
 	if (!h->path) {
 		free(h);
 		return NULL;
 	}
-	snprintf(h->path, len, "%s/%s", layout, domain);
-	h->dir_fd = h->refs_fd = h->user_fd = -1;
+	snprintf(h->path, len, "%s/%s/%s", bpffs_dir, h->layout_name, domain);
+	h->domain = h->path + len - 1 - strlen(domain);
+	h->layout_path = strndup(h->path, (size_t)(h->domain - 1 - h->path));
+	if (!h->layout_path) {
+		free(h->path);
+		free(h);
+		return NULL;
+	}
+	h->bpffs_fd = h->layout_fd = h->dir_fd = -1;
+	h->refs_fd = h->user_fd = -1;
+	h->lock.fd = -1;
+	h->lock_timeout_ms = HOST_LOCK_TIMEOUT_MS;
 	h->joining = true;
-	for (uint32_t i = 0; i < MAX_USERS; i++)
-		h->lock_fds[i] = -1;
 	return h;
 }
 
-void host_release(struct host *h, struct counted *c, bool unlock)
+void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void host_release(struct host *h, struct counted *c)
 {
 	if (c) {
 		counter_prog_unload(&c->prog);
@@ -197,41 +168,30 @@ void host_release(struct host *h, struct counted *c, bool unlock)
 	}
 	if (h->books)
 		munmap(h->books, h->books_len);
-	if (h->refs_fd >= 0)
-		close(h->refs_fd);
-	if (h->user_fd >= 0)
-		close(h->user_fd);
-	users_close_cache(h);
-	if (h->dir_fd >= 0) {
-		/* (a forked child's copy of the fd would keep it held) */
-		if (unlock)
-			flock(h->dir_fd, LOCK_UN);
-		close(h->dir_fd);
-	}
+	close_fd(&h->refs_fd);
+	close_fd(&h->user_fd);
+	/* (In a forked child the lock's fd is closed already: host_lock.h.) */
+	host_lock_drop(&h->lock);
+	close_fd(&h->dir_fd);
+	close_fd(&h->layout_fd);
+	close_fd(&h->bpffs_fd);
+	free(h->layout_path);
 	free(h->path);
 	free(h);
 }
 
 void host_remove_domain(struct host *h)
 {
-	char *layout = strdup(h->path), *slash;
-
 	pins_remove(h);
 	unlinkat(h->dir_fd, "users", AT_REMOVEDIR);
-	rmdir(h->path);
+	unlinkat(h->layout_fd, h->domain, AT_REMOVEDIR);
 	/* The layout directory too, unless another domain is in it. */
-	slash = layout ? strrchr(layout, '/') : NULL;
-	if (slash) {
-		*slash = '\0';
-		rmdir(layout);
-	}
-	free(layout);
+	unlinkat(h->bpffs_fd, h->layout_name, AT_REMOVEDIR);
 }
 
 int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	      bool ipi_hook, struct counted *c, struct host **out)
 {
-	char layout[4096];
 	struct host *h;
 	int err;
 
@@ -244,21 +204,23 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 		return -EINVAL;
 	}
 	err = check_privileges(pmu);
-	if (!err)
-		err = check_bpffs(pmu, bpffs_dir);
 	if (err)
 		return err;
-	h = host_alloc(bpffs_dir, domain, layout, sizeof(layout));
+	h = host_alloc(bpffs_dir, domain);
 	if (!h)
 		return -ENOMEM;
-	err = open_locked(pmu, h, layout);
+	if (env_of(pmu)->lock_timeout_ms)
+		h->lock_timeout_ms = env_of(pmu)->lock_timeout_ms;
+	err = host_dirs_open_bpffs(pmu, bpffs_dir, true, &h->bpffs_fd);
+	if (!err)
+		err = open_locked(pmu, h);
 	if (!err)
 		err = open_pins(pmu, h, ipi_hook, c);
 	if (err) {
 		/* A domain we made and could not finish goes again. */
-		if (h->dir_fd >= 0 && !pins_complete(h))
+		if (h->lock.fd >= 0 && !pins_complete(h))
 			host_remove_domain(h);
-		host_release(h, c, true);
+		host_release(h, c);
 		return err;
 	}
 	if (mkdirat(h->dir_fd, "users", 0700) && errno != EEXIST)
@@ -274,9 +236,9 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	if (err && err != -EPROTO && !users_count(h))
 		host_remove_domain(h);
 	h->joining = false;
-	flock(h->dir_fd, LOCK_UN);
+	host_lock_drop(&h->lock);
 	if (err) {
-		host_release(h, c, true);
+		host_release(h, c);
 		return err;
 	}
 	*out = h;
@@ -293,9 +255,12 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 	int err;
 
 	/* While joining, the lock is ours already. */
-	if (!h->joining)
-		while (flock(h->dir_fd, LOCK_EX) && errno == EINTR)
-			;
+	if (!h->joining) {
+		err = host_lock_take(pmu, &h->lock, h->dir_fd, LOCK_EX,
+				     h->lock_timeout_ms, h->path);
+		if (err)
+			return err;
+	}
 	err = books_check(h->books, c->prog.max_slots, &field);
 	if (err) {
 		if (err == -EPROTO)
@@ -306,7 +271,7 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 			       "its members are gone",
 			       h->path, field, (unsigned int)geteuid());
 		if (!h->joining)
-			flock(h->dir_fd, LOCK_UN);
+			host_lock_drop(&h->lock);
 		return err;
 	}
 	if (users_reap(pmu, h) || h->books->dirty)
@@ -323,11 +288,9 @@ void host_end(struct host *h, struct counted *c)
 	host_step();
 	if (h->books->dirty != DIRTY_REPAIR)
 		h->books->dirty = 0;
-	/* While joining, the lock stays ours until the join is done. A
-	 * forked child may hold a copy of the fd: closing ours would not
-	 * give the lock back. */
+	/* While joining, the lock stays ours until the join is done. */
 	if (!h->joining)
-		flock(h->dir_fd, LOCK_UN);
+		host_lock_drop(&h->lock);
 }
 
 int host_ref(struct host *h, uint32_t e, uint32_t s, int delta)
@@ -348,13 +311,13 @@ void host_leave(struct shpmu *pmu, struct host *h, struct counted *c)
 	if (!h)
 		return;
 	if (env_of(pmu)->forked) {
-		host_release(h, c, false);
+		host_release(h, c);
 		return;
 	}
 	/* Books that do not check out are not touched: the operator's
 	 * remove takes the domain away once our user lock is gone. */
 	if (host_begin(pmu, h, c)) {
-		host_release(h, c, true);
+		host_release(h, c);
 		return;
 	}
 	/* Refs still held (handles a forked child never closed, say) go
@@ -364,5 +327,5 @@ void host_leave(struct shpmu *pmu, struct host *h, struct counted *c)
 	if (!users_count(h))
 		host_remove_domain(h);
 	host_end(h, c);
-	host_release(h, c, true);
+	host_release(h, c);
 }

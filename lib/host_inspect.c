@@ -15,53 +15,75 @@
 
 #include "books_check.h"
 #include "env.h"
+#include "host_dirs.h"
 #include "host_layout.h"
+#include "host_lock.h"
 #include "host_private.h"
 #include "log.h"
 
 int host_list_domains(const char *bpffs_dir,
 		      int (*cb)(const char *domain, void *arg), void *arg)
 {
-	char layout[PATH_MAX];
+	struct host *h = host_alloc(bpffs_dir, "-");
 	struct dirent *d;
-	DIR *dir;
-	int ret = 0;
+	DIR *dir = NULL;
+	int ret, fd;
 
-	snprintf(layout, sizeof(layout), "%s/layout-%u", bpffs_dir,
-		 host_layout());
-	dir = opendir(layout);
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
+	if (!h)
+		return -ENOMEM;
+	ret = host_dirs_open_bpffs(NULL, bpffs_dir, false, &h->bpffs_fd);
+	if (!ret)
+		ret = host_dirs_open_layout(NULL, h->bpffs_fd, h->layout_name,
+					    h->layout_path, false,
+					    &h->layout_fd);
+	if (!ret) {
+		fd = openat(h->layout_fd, ".",
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		dir = fd < 0 ? NULL : fdopendir(fd);
+		if (!dir) {
+			ret = -errno;
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	while (!ret && (d = readdir(dir)))
 		if (d->d_type == DT_DIR && host_domain_name_ok(d->d_name))
 			ret = cb(d->d_name, arg);
-	closedir(dir);
-	return ret;
+	if (dir)
+		closedir(dir);
+	host_release(h, NULL);
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /* The domain's directory under the lock op (LOCK_SH to look, LOCK_EX
  * to change), nothing of it read yet. */
-static int lock_domain(const char *bpffs_dir, const char *domain, int op,
-		       struct host **out)
+static int lock_domain(struct shpmu *log_to, const char *bpffs_dir,
+		       const char *domain, int op, struct host **out)
 {
-	char layout[PATH_MAX];
 	struct host *h;
 	int err;
 
 	if (!host_domain_name_ok(domain))
 		return -EINVAL;
-	h = host_alloc(bpffs_dir, domain, layout, sizeof(layout));
+	h = host_alloc(bpffs_dir, domain);
 	if (!h)
 		return -ENOMEM;
 	h->joining = false;
-	h->dir_fd = open(h->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h->dir_fd < 0) {
-		err = -errno;
-		host_release(h, NULL, false);
+	err = host_dirs_open_bpffs(log_to, bpffs_dir, false, &h->bpffs_fd);
+	if (!err)
+		err = host_dirs_open_layout(log_to, h->bpffs_fd, h->layout_name,
+					    h->layout_path, false,
+					    &h->layout_fd);
+	if (!err)
+		err = host_dirs_open_domain(log_to, h->layout_fd, domain,
+					    h->path, false, false, &h->dir_fd);
+	if (!err)
+		err = host_lock_take(log_to, &h->lock, h->dir_fd, op,
+				     h->lock_timeout_ms, h->path);
+	if (err) {
+		host_release(h, NULL);
 		return err;
 	}
-	while (flock(h->dir_fd, op) && errno == EINTR)
-		;
 	*out = h;
 	return 0;
 }
@@ -69,11 +91,8 @@ static int lock_domain(const char *bpffs_dir, const char *domain, int op,
 /* The books of a complete domain, mapped once every pin checks out
  * (pin_check.h), though only the books and refs are read: a domain with
  * any pin changed is reported as such. */
-static int open_books(struct host *h, host_log_fn log)
+static int open_books(struct shpmu *log_to, struct host *h)
 {
-	/* A context that is only its log, as pr_err takes. */
-	struct shpmu_env env = {.log = log};
-	struct shpmu *log_to = (struct shpmu *)&env;
 	const char *field;
 	int err;
 
@@ -149,17 +168,20 @@ static int describe(struct host *h, struct host_view *v)
 int host_view_read(const char *bpffs_dir, const char *domain, host_log_fn log,
 		   struct host_view *v)
 {
+	/* A context that is only its log, as pr_err takes. */
+	struct shpmu_env env = {.log = log};
+	struct shpmu *log_to = (struct shpmu *)&env;
 	struct host *h;
 	int err;
 
 	memset(v, 0, sizeof(*v));
-	err = lock_domain(bpffs_dir, domain, LOCK_SH, &h);
+	err = lock_domain(log_to, bpffs_dir, domain, LOCK_SH, &h);
 	if (err)
 		return err;
-	err = open_books(h, log);
+	err = open_books(log_to, h);
 	if (!err && h->books)
 		err = describe(h, v);
-	host_release(h, NULL, true);
+	host_release(h, NULL);
 	if (err)
 		host_view_free(v);
 	return err;
@@ -174,15 +196,17 @@ void host_view_free(struct host_view *v)
 
 int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 {
+	struct shpmu_env env = {.log = log};
+	struct shpmu *log_to = (struct shpmu *)&env;
 	struct host *h;
 	int err;
 
-	err = lock_domain(bpffs_dir, domain, LOCK_EX, &h);
+	err = lock_domain(log_to, bpffs_dir, domain, LOCK_EX, &h);
 	if (err)
 		return err;
 	/* The users that died go; a live one keeps the domain. Books that
 	 * do not check out are not read: the users' own locks tell. */
-	err = open_books(h, log);
+	err = open_books(log_to, h);
 	if (!err && h->books) {
 		users_reap(NULL, h);
 		err = users_count(h) ? -EBUSY : 0;
@@ -191,10 +215,10 @@ int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 		err = users_live_on_disk(h) ? -EBUSY : 0;
 	}
 	if (err) {
-		host_release(h, NULL, true);
+		host_release(h, NULL);
 		return err;
 	}
 	host_remove_domain(h);
-	host_release(h, NULL, true);
+	host_release(h, NULL);
 	return 0;
 }

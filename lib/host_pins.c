@@ -44,14 +44,17 @@ static const char *const link_names[] = {"link_switch", "link_move",
 static int pin(struct shpmu *pmu, const struct host *h, int fd,
 	       const char *name)
 {
-	char path[4096];
+	char path[64];
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%s", h->path, name);
+	/* Through the directory we hold, not its path, which another
+	 * process could have made lead elsewhere by now. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", h->dir_fd, name);
 	if (!bpf_obj_pin(fd, path))
 		return 0;
 	err = -errno;
-	pr_err(pmu, "host scope: cannot pin %s: %s", path, strerror(-err));
+	pr_err(pmu, "host scope: cannot pin %s/%s: %s", h->path, name,
+	       strerror(-err));
 	return err;
 }
 

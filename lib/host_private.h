@@ -12,13 +12,21 @@
 #include <stdint.h>
 
 #include "books.h"
+#include "host_lock.h"
 
 struct shpmu;
 struct counted;
 
 struct host {
-	char *path;   /* the domain directory */
-	int dir_fd;   /* it: flock()ed for changes */
+	char *path;	      /* the domain directory, for messages */
+	const char *domain;   /* its last component (in path) */
+	char layout_name[24]; /* layout-N */
+	char *layout_path;    /* bpffs_dir/layout-N, for messages */
+	/* bpffs_dir, layout-N and the domain, opened as host_dirs.h says:
+	 * every name below is looked up from them, never from a path. */
+	int bpffs_fd, layout_fd, dir_fd;
+	struct host_lock lock; /* the domain's: held for changes */
+	unsigned int lock_timeout_ms;
 	bool joining; /* the lock is held from the start to the end */
 	int refs_fd;  /* map_refs */
 	struct books *books;
@@ -29,19 +37,15 @@ struct host {
 	uint32_t user;	  /* our entry in books->users */
 	uint64_t user_id; /* its id */
 	int user_fd;	  /* users/<user>, which we hold a lock on */
-	/* Other users' directories, kept open to check their locks. */
-	int lock_fds[MAX_USERS];
-	uint64_t lock_ids[MAX_USERS];
 };
 
-/* host.c. A domain's host for bpffs_dir and domain, holding nothing yet;
- * layout receives its layout directory. */
-struct host *host_alloc(const char *bpffs_dir, const char *domain, char *layout,
-			size_t layout_len);
+/* host.c. A domain's host for bpffs_dir and domain, holding nothing yet. */
+struct host *host_alloc(const char *bpffs_dir, const char *domain);
 /* Lets go of everything this process holds of the domain (c: its
- * program, or NULL); unlock: give the lock back first (never in a forked
- * child: the lock it has a copy of may be its parent's, held now). */
-void host_release(struct host *h, struct counted *c, bool unlock);
+ * program, or NULL), the lock first. */
+void host_release(struct host *h, struct counted *c);
+/* Closes *fd if open, and marks it closed. */
+void close_fd(int *fd);
 /* Removes an emptied domain: its pins, then its directories. */
 void host_remove_domain(struct host *h);
 /* A domain name is one path component of letters, digits, '_', '-' and
@@ -82,7 +86,6 @@ uint32_t users_count(const struct host *h);
  * holds the lock of any users/<index> directory; when none does, those
  * directories are removed. */
 bool users_live_on_disk(struct host *h);
-void users_close_cache(struct host *h);
 
 /* host_fsck.c: after users_reap, or with the books found dirty: drops
  * every ref of a user not in the books, recounts the refs of events and

@@ -13,5 +13,8 @@
  * SIGKILL at that many steps. */
 void host_step(void);
 extern uint32_t shpmu__host_kill_at;
+/* For tests: when set, called at every step (with the domain's lock
+ * held), before the kill point. */
+extern void (*shpmu__host_step_hook)(void);
 
 #endif

@@ -86,20 +86,11 @@ fail:
 	return err;
 }
 
-static void forget_lock_fd(struct host *h, uint32_t i)
-{
-	if (h->lock_fds[i] >= 0)
-		close(h->lock_fds[i]);
-	h->lock_fds[i] = -1;
-	h->lock_ids[i] = 0;
-}
-
 static void clear_user(struct host *h, uint32_t i)
 {
 	char dir[32];
 
 	memset(&h->books->users[i], 0, sizeof(h->books->users[i]));
-	forget_lock_fd(h, i);
 	user_dir(i, dir, sizeof(dir));
 	unlinkat(h->dir_fd, dir, AT_REMOVEDIR);
 }
@@ -112,26 +103,32 @@ void users_remove(struct host *h)
 	clear_user(h, h->user);
 }
 
-/* Whether user i's process holds its lock. A directory that is gone has
- * lost its holder too (an operator removed it); one we cannot open for
- * another reason is given the benefit of the doubt. */
-static bool holds_lock(struct host *h, uint32_t i)
+/* Whether the directory name (under at_fd) is locked by a live process:
+ * one that is gone has lost its holder too (an operator removed it); one
+ * we cannot open or ask is given the benefit of the doubt. */
+static bool dir_locked(int at_fd, const char *name)
 {
 	struct flock fl = lock_of_user(F_WRLCK);
+	int fd = openat(at_fd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool locked;
+
+	if (fd < 0)
+		return errno != ENOENT;
+	locked = fcntl(fd, F_GETLK, &fl) || fl.l_type != F_UNLCK;
+	close(fd);
+	return locked;
+}
+
+/* Whether user i's process holds its lock. Its directory is opened for
+ * each look, so that a process keeps no fd per other user (there would
+ * be as many across the host as the square of the users). */
+static bool holds_lock(struct host *h, uint32_t i)
+{
 	char dir[32];
 
-	if (h->lock_ids[i] != h->books->users[i].id) {
-		forget_lock_fd(h, i);
-		user_dir(i, dir, sizeof(dir));
-		h->lock_fds[i] = openat(h->dir_fd, dir,
-					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (h->lock_fds[i] < 0)
-			return errno != ENOENT; /* ENOENT: gone */
-		h->lock_ids[i] = h->books->users[i].id;
-	}
-	if (fcntl(h->lock_fds[i], F_GETLK, &fl))
-		return true; /* cannot tell: keep it */
-	return fl.l_type != F_UNLCK;
+	user_dir(i, dir, sizeof(dir));
+	return dir_locked(h->dir_fd, dir);
 }
 
 bool users_alive(struct host *h, uint32_t i)
@@ -169,29 +166,6 @@ uint32_t users_count(const struct host *h)
 	for (uint32_t i = 0; i < MAX_USERS; i++)
 		n += h->books->users[i].id != 0;
 	return n;
-}
-
-void users_close_cache(struct host *h)
-{
-	for (uint32_t i = 0; i < MAX_USERS; i++)
-		forget_lock_fd(h, i);
-}
-
-/* Whether the directory name (under users/, at users_fd) is locked by a
- * live process: one we cannot open or ask is given the benefit of the
- * doubt. */
-static bool dir_locked(int users_fd, const char *name)
-{
-	struct flock fl = lock_of_user(F_WRLCK);
-	int fd = openat(users_fd, name,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bool locked;
-
-	if (fd < 0)
-		return errno != ENOENT;
-	locked = fcntl(fd, F_GETLK, &fl) || fl.l_type != F_UNLCK;
-	close(fd);
-	return locked;
 }
 
 bool users_live_on_disk(struct host *h)

@@ -45,10 +45,10 @@ static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
 static int scope_check(const struct shpmu_opts *o, struct shpmu *log_to)
 {
 	if (o->scope == SHPMU_SCOPE_PROCESS) {
-		if (!o->domain && !o->bpffs_dir)
+		if (!o->domain && !o->bpffs_dir && !o->lock_timeout_ms)
 			return 0;
-		pr_err(log_to, "shpmu_new: domain and bpffs_dir are for "
-			       "SHPMU_SCOPE_HOST");
+		pr_err(log_to, "shpmu_new: domain, bpffs_dir and "
+			       "lock_timeout_ms are for SHPMU_SCOPE_HOST");
 		return -EINVAL;
 	}
 	if (o->scope != SHPMU_SCOPE_HOST) {
@@ -124,6 +124,7 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->env.sys = &shpmu_sys_kernel;
 	pmu->env.log = o->log;
 	pmu->env.log_arg = o->log_arg;
+	pmu->env.lock_timeout_ms = o->lock_timeout_ms;
 	pmu->flags = o->flags;
 	pmu->cgroup_backend = o->cgroup_backend;
 	pmu->scope = o->scope;

@@ -10,6 +10,14 @@
 void shpmu_log(const struct shpmu *pmu, enum shpmu_log_level level,
 	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* While a host domain's lock is held: this thread's messages wait until
+ * the last log_release(), so that no caller's callback runs under it. */
+void log_hold(void);
+void log_release(void);
+/* In a forked child, whose copies of the locks are gone: drops what
+ * waited. */
+void log_forget_held(void);
+
 #define pr_err(pmu, ...)   shpmu_log(pmu, SHPMU_LOG_ERROR, __VA_ARGS__)
 #define pr_warn(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_WARN, __VA_ARGS__)
 #define pr_info(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_INFO, __VA_ARGS__)

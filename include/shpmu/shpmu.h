@@ -137,6 +137,10 @@ struct shpmu_opts {
 	/** Host scope: a directory on a BPF filesystem, made if missing
 	 *  (its parent must be on one); NULL: "/sys/fs/bpf/shpmu". */
 	const char *bpffs_dir;
+	/* Added in 0.3. */
+	/** Host scope: the longest wait for the domain's lock, in ms, before
+	 *  a call gives up with -ETIMEDOUT; 0: 5000. */
+	unsigned int lock_timeout_ms;
 };
 
 /** Declares a zeroed struct shpmu_opts named NAME with sz set. */
@@ -207,10 +211,14 @@ struct shpmu_stats {
  *         scope with SHPMU_CGROUP_BACKEND_PERF), EOPNOTSUPP for a cgroup
  *         backend or scope that cannot work here, ENOMEM. Host scope
  *         also: ENOENT (no BPF filesystem at bpffs_dir), EPERM (no CAP_BPF
- *         and CAP_PERFMON), EACCES (the domain belongs to another uid),
- *         EPROTO (the domain holds state of a library with another
- *         layout), EUSERS (1024 contexts have joined the domain). Each is
- *         logged with what to do about it.
+ *         and CAP_PERFMON), EACCES (the domain belongs to another uid or
+ *         has a mode other than 0700, or a directory on the way to it
+ *         could have its entries swapped by another uid), ELOOP (a
+ *         symlink on the way), EPROTO (the domain holds state this build
+ *         does not make, or state another process corrupted), EUSERS
+ *         (1024 contexts have joined the domain), ETIMEDOUT (the domain's
+ *         lock was held longer than lock_timeout_ms). Each is logged with
+ *         what to do about it.
  */
 SHPMU_API struct shpmu *shpmu_new(const struct shpmu_opts *opts);
 
@@ -244,7 +252,10 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  *         -ENAMETOOLONG (a cgroup path, see shpmu_cgroup_id()),
  *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or
  *         what perf_event_open(2) returned (-ENOENT: no such event here,
- *         -EACCES: not allowed, see the log for what to change).
+ *         -EACCES: not allowed, see the log for what to change). Host
+ *         scope also: -ETIMEDOUT (the domain's lock was held longer than
+ *         opts.lock_timeout_ms), -EPROTO (another process corrupted the
+ *         domain's shared state).
  */
 SHPMU_API int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 			 const struct shpmu_target *target);
