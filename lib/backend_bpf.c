@@ -147,7 +147,7 @@ static int take(struct shpmu *pmu, struct bpf_backend *b, struct kevent *ev,
 		s = NO_SLOT;
 	if (!err && b->host) {
 		host_step();
-		err = host_ref(b->host, e, s, 1);
+		err = host_ref(pmu, b->host, e, s, 1);
 	}
 	if (err) {
 		put_target(pmu, c, e, s);
@@ -193,7 +193,7 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 		return;
 	}
 	if (b->host) {
-		host_ref(b->host, e, s, -1);
+		host_ref(pmu, b->host, e, s, -1);
 		host_step();
 	}
 	put_target(pmu, &b->counted, e, s);

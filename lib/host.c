@@ -175,6 +175,7 @@ void host_release(struct host *h, struct counted *c)
 	close_fd(&h->dir_fd);
 	close_fd(&h->layout_fd);
 	close_fd(&h->bpffs_fd);
+	host_quota_fini(&h->quota);
 	free(h->layout_path);
 	free(h->path);
 	free(h);
@@ -216,6 +217,8 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 		err = open_locked(pmu, h);
 	if (!err)
 		err = open_pins(pmu, h, ipi_hook, c);
+	if (!err)
+		err = host_quota_init(&h->quota, h->max_slots, HOST_MAX_REFS);
 	if (err) {
 		/* A domain we made and could not finish goes again. */
 		if (h->lock.fd >= 0 && !pins_complete(h))
@@ -293,17 +296,29 @@ void host_end(struct host *h, struct counted *c)
 		host_lock_drop(&h->lock);
 }
 
-int host_ref(struct host *h, uint32_t e, uint32_t s, int delta)
+int host_ref(struct shpmu *pmu, struct host *h, uint32_t e, uint32_t s,
+	     int delta)
 {
 	struct host_ref_key key = {.user = h->user_id, .event = e, .slot = s};
 	uint32_t refs = 0;
+	int err;
 
+	if (delta > 0) {
+		err = host_quota_check(pmu, &h->quota, s, h->path);
+		if (err)
+			return err;
+	}
 	bpf_map_lookup_elem(h->refs_fd, &key, &refs);
 	refs += (uint32_t)delta;
 	if (!refs)
-		return bpf_map_delete_elem(h->refs_fd, &key) ? -errno : 0;
-	return bpf_map_update_elem(h->refs_fd, &key, &refs, BPF_ANY) ? -errno
-								     : 0;
+		err = bpf_map_delete_elem(h->refs_fd, &key) ? -errno : 0;
+	else
+		err = bpf_map_update_elem(h->refs_fd, &key, &refs, BPF_ANY)
+			      ? -errno
+			      : 0;
+	if (!err)
+		host_quota_add(&h->quota, s, delta);
+	return err;
 }
 
 void host_leave(struct shpmu *pmu, struct host *h, struct counted *c)

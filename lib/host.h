@@ -56,7 +56,9 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c);
 void host_end(struct host *h, struct counted *c);
 
 /* Records (delta > 0) or drops this context's ref on event e and slot s
- * (UINT32_MAX for a CPU target). 0 or -errno. */
-int host_ref(struct host *h, uint32_t e, uint32_t s, int delta);
+ * (UINT32_MAX for a CPU target). 0 or -errno: -ENOSPC, with a message,
+ * past this member's share (host_quota.h). */
+int host_ref(struct shpmu *pmu, struct host *h, uint32_t e, uint32_t s,
+	     int delta);
 
 #endif

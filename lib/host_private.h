@@ -13,6 +13,7 @@
 
 #include "books.h"
 #include "host_lock.h"
+#include "host_quota.h"
 
 struct shpmu;
 struct counted;
@@ -34,9 +35,10 @@ struct host {
 	/* What the books were checked to hold when mapped, kept here: the
 	 * fields themselves can be rewritten at any time. */
 	uint32_t max_slots, nr_cpus;
-	uint32_t user;	  /* our entry in books->users */
-	uint64_t user_id; /* its id */
-	int user_fd;	  /* users/<user>, which we hold a lock on */
+	uint32_t user;		 /* our entry in books->users */
+	uint64_t user_id;	 /* its id */
+	int user_fd;		 /* users/<user>, which we hold a lock on */
+	struct host_quota quota; /* what this member holds, and may */
 };
 
 /* host.c. A domain's host for bpffs_dir and domain, holding nothing yet. */
