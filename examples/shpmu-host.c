@@ -4,6 +4,9 @@
  *
  *   shpmu-host [--bpffs DIR] list            every domain, in brief
  *   shpmu-host [--bpffs DIR] show DOMAIN     its events, cgroups, users
+ *   shpmu-host [--bpffs DIR] fsck DOMAIN     checks every pin and the
+ *                                            books, and reclaims what
+ *                                            dead users left
  *   shpmu-host [--bpffs DIR] remove DOMAIN   removes it if no live process
  *                                            uses it
  *
@@ -112,7 +115,7 @@ static int show(const char *domain, void *arg)
 static int usage(void)
 {
 	fprintf(stderr, "usage: shpmu-host [--bpffs DIR] list | show DOMAIN | "
-			"remove DOMAIN\n");
+			"fsck DOMAIN | remove DOMAIN\n");
 	return 2;
 }
 
@@ -136,6 +139,13 @@ int main(int argc, char **argv)
 		err = host_list_domains(bpffs, show, (void *)1);
 	} else if (!strcmp(argv[optind], "show") && optind + 2 == argc) {
 		err = show(argv[optind + 1], NULL);
+	} else if (!strcmp(argv[optind], "fsck") && optind + 2 == argc) {
+		err = host_repair(bpffs, argv[optind + 1], to_stderr);
+		if (err)
+			fprintf(stderr, "shpmu-host: %s: %s\n",
+				argv[optind + 1], strerror(-err));
+		else
+			printf("%s checks out\n", argv[optind + 1]);
 	} else if (!strcmp(argv[optind], "remove") && optind + 2 == argc) {
 		err = host_remove(bpffs, argv[optind + 1], to_stderr);
 		if (err == -EBUSY)

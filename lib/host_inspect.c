@@ -14,12 +14,14 @@
 #include <bpf/bpf.h>
 
 #include "books_check.h"
+#include "counted.h"
 #include "env.h"
 #include "host_dirs.h"
 #include "host_layout.h"
 #include "host_lock.h"
 #include "host_private.h"
 #include "log.h"
+#include "sys.h"
 
 int host_list_domains(const char *bpffs_dir,
 		      int (*cb)(const char *domain, void *arg), void *arg)
@@ -221,4 +223,48 @@ int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 	host_remove_domain(h);
 	host_release(h, NULL);
 	return 0;
+}
+
+int host_repair(const char *bpffs_dir, const char *domain, host_log_fn log)
+{
+	/* The program's maps are read through the syscall layer. */
+	struct shpmu_env env = {.sys = &shpmu_sys_kernel, .log = log};
+	struct shpmu *log_to = (struct shpmu *)&env;
+	struct counted c;
+	const char *field;
+	struct host *h;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	err = lock_domain(log_to, bpffs_dir, domain, LOCK_EX, &h);
+	if (err)
+		return err;
+	if (!pins_complete(h)) {
+		pr_err(log_to,
+		       "host domain %s is incomplete (its maker died early): "
+		       "shpmu-host remove takes it away",
+		       h->path);
+		host_release(h, NULL);
+		return -EPROTO;
+	}
+	/* Every pin checked, as a joiner checks them. */
+	err = pins_open(log_to, h, &c);
+	if (err) {
+		host_release(h, NULL);
+		return err;
+	}
+	if (books_check(h->books, h->max_slots, &field)) {
+		pr_err(log_to,
+		       "host domain %s: its books do not check out (%s): "
+		       "nothing to repair them from; remove the domain "
+		       "(shpmu-host remove) once its members are gone",
+		       h->path, field);
+		err = -EPROTO;
+	} else {
+		users_reap(log_to, h);
+		host_fsck(log_to, h, &c);
+		err = h->books->dirty ? -EIO : 0;
+	}
+	host_release(h, &c);
+	return err;
 }

@@ -52,4 +52,10 @@ void host_view_free(struct host_view *v);
  * too, once no process holds a user lock in it. */
 int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log);
 
+/* Checks every pin and the books of domain, then reclaims what its dead
+ * users left, as the next member's change would: 0, -EPROTO (a pin or
+ * the books do not check out: nothing to repair from; or the domain is
+ * incomplete), -EIO (the repair could not finish), -ENOENT, or -errno. */
+int host_repair(const char *bpffs_dir, const char *domain, host_log_fn log);
+
 #endif

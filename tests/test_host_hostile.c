@@ -111,6 +111,8 @@ static void expect_refused(struct helper *m, int h, const char *name)
 		host_view_free(&v);
 	cr_expect_neq(host_tool(out, sizeof(out), "show default"), 0);
 	cr_expect(strstr(out, name), "shpmu-host show names %s: %s", name, out);
+	cr_expect_neq(host_tool(out, sizeof(out), "fsck default"), 0);
+	cr_expect(strstr(out, name), "shpmu-host fsck names %s: %s", name, out);
 	/* The member holds its objects: what changed at the path is not
 	 * what it reads. */
 	after = strtoull(helper_ok(m, "read h %d", h), NULL, 10);
@@ -286,12 +288,39 @@ static void expect_survived(struct helper *m, const char *rel, const char *what,
 	/* (Through sh, a crash is an exit status of 128 and more.) */
 	cr_expect_lt(host_tool(out, sizeof(out), "show default"), 128,
 		     "%s: shpmu-host show: %s", what, out);
+	err = host_tool(out, sizeof(out), "fsck default");
+	cr_expect_lt(err, 128, "%s: shpmu-host fsck: %s", what, out);
+	if (field)
+		cr_expect(err && strstr(out, field),
+			  "%s: shpmu-host fsck names %s: %s", what, field, out);
 	helper_kill(m);
 	err = host_remove(host_bpffs(), "default", NULL);
 	cr_expect_eq(err, 0, "%s: remove once the member died: %s", what,
 		     strerror(-err));
 	cr_expect_str_empty(host_residue(), "%s: left: %s", what,
 			    host_residue());
+}
+
+Test(host_hostile, fsck_reclaims_what_a_killed_member_left)
+{
+	struct helper m, alive;
+	char out[8192];
+	int h;
+
+	member(&m, &h);
+	cr_assert(helper_start(&alive, NULL, NULL));
+	helper_ok(&alive, "open h task-clock cpu:0");
+	helper_kill(&m);
+	cr_expect_eq(host_tool(out, sizeof(out), "show default"), 0, "%s", out);
+	cr_expect(strstr(out, "dead"), "the killed member: %s", out);
+	cr_expect_eq(host_tool(out, sizeof(out), "fsck default"), 0, "%s", out);
+	cr_expect(strstr(out, "checks out"), "%s", out);
+	cr_expect_eq(host_tool(out, sizeof(out), "show default"), 0, "%s", out);
+	cr_expect_null(strstr(out, "dead"), "still there: %s", out);
+	cr_expect(strstr(out, "alive"), "%s", out);
+	helper_ok(&alive, "read h 0");
+	helper_quit(&alive);
+	cr_expect_str_empty(host_residue(), "left: %s", host_residue());
 }
 
 /* A member counting a cgroup (so the books have a slot in use), then
