@@ -7,13 +7,19 @@ usage: test_exporter.py SHPMU_EXPORTER CG_BURN
 In a mount namespace of its own (a BPF filesystem for host scope, nothing
 left behind): cgroups made by the test (one named with a double quote, a
 backslash, a space and UTF-8), known work run in them, and what Prometheus
-stored read back through its HTTP API.
+stored read back through its HTTP API. Then abusive clients and names: a
+trickled request, too many connections from one address, 150 slow ones
+under RLIMIT_NOFILE 128, a name that is not UTF-8, a tree deeper than
+PATH_MAX, and paths that only look like /metrics.
 """
 import ctypes
 import fcntl
 import json
 import os
 import platform
+import re
+import resource
+import select
 import struct
 import shutil
 import signal
@@ -21,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -83,16 +90,39 @@ def get(url, accept=None, timeout=10):
 
 
 class Exporter:
-    def __init__(self, *args):
+    """The exporter on a free port of 127.0.0.1. Its stderr is read by a
+    thread (echoed, and kept in self.log) so that a flood of log lines
+    can never block it on a full pipe."""
+    started = []  # killed at the end if a failed check left one running
+
+    def __init__(self, *args, preexec_fn=None):
         self.proc = subprocess.Popen([EXPORTER, "--web.listen-address=127.0.0.1:0", *args],
-                                     stderr=subprocess.PIPE, text=True)
-        self.port = None
-        for line in self.proc.stderr:
-            sys.stderr.write(line)
-            if "listening on" in line:
-                self.port = int(line.split("(port ")[1].split(")")[0])
-                break
-        if not self.port:
+                                     stderr=subprocess.PIPE, text=True,
+                                     errors="replace", preexec_fn=preexec_fn)
+        Exporter.started.append(self.proc)
+        self.log = []
+        self.port = self.limit = self.nofile = self.held = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stderr:
+                sys.stderr.write(line)
+                self.log.append(line)
+                if "listening on" in line:
+                    self.port = int(line.split("(port ")[1].split(")")[0])
+                m = re.search(r"connections: at most (\d+) \(RLIMIT_NOFILE (\d+), (-?\d+) fds held\)", line)
+                if m:
+                    self.limit, self.nofile, self.held = map(int, m.groups())
+                    ready.set()
+            ready.set()
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        # It says both lines once it serves; 60 s for BPF programs to
+        # load on a busy machine.
+        ready.wait(60)
+        if not self.port or self.limit is None:
+            self.proc.kill()
             sys.exit("the exporter did not start")
         self.url = f"http://127.0.0.1:{self.port}/metrics"
 
@@ -101,12 +131,24 @@ class Exporter:
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        rest = self.proc.stderr.read()
-        sys.stderr.write(rest)
-        return self.proc.wait(timeout=20)
+        rc = self.proc.wait(timeout=20)
+        self.reader.join(timeout=20)
+        return rc
+
+    def said(self, what):
+        return [line for line in self.log if what in line]
 
     def fds(self):
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def sockets(self):
+        n = 0
+        for fd in os.listdir(f"/proc/{self.proc.pid}/fd"):
+            try:
+                n += os.readlink(f"/proc/{self.proc.pid}/fd/{fd}").startswith("socket:")
+            except FileNotFoundError:
+                pass  # closed since listed
+        return n
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -385,6 +427,328 @@ def check_bad_clients(exp):
         s.close()
 
 
+def raw_request(port, request, source="127.0.0.1"):
+    """Sends request as it is; reads until the exporter closes (it answers
+    every request with Connection: close): (status, head, body)."""
+    data = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10,
+                                  source_address=(source, 0)) as s:
+        try:
+            s.sendall(request)
+            while chunk := s.recv(65536):
+                data += chunk
+        except ConnectionError:
+            pass  # closed with our request unread (414, 431): answer kept
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split()[1]) if head.startswith(b"HTTP/") else None
+    return status, head.decode("latin-1"), body
+
+
+def closed(sock, wait=0.0):
+    """Whether the exporter closed sock, waiting up to wait s for it."""
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    if not p.poll(wait * 1000):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def poll_until(cond, timeout, pace=0.05):
+    """cond()'s first true value, or its last one after timeout s."""
+    deadline = time.monotonic() + timeout
+    while not (v := cond()) and time.monotonic() < deadline:
+        time.sleep(pace)  # between polls
+    return v
+
+
+def slow_client(port, source="127.0.0.1"):
+    """A connection with half a request sent: it waits for the rest."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                 source_address=(source, 0))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    return s
+
+
+def cuts(text):
+    return {r: series(text, "shpmu_http_connections_cut_total", reason=r)[0]
+            for r in ("deadline", "address", "limit")}
+
+
+def check_paths():
+    """The page at /metrics exactly (a query aside), HEAD without a
+    scrape, and the answers that were already right kept."""
+    exp = Exporter("--no-cgroups", "-e", "task-clock")
+    port = exp.port
+    for path in (b"/metrics%00x", b"/metricsx", b"/metrics/", b"/%6detrics", b"/index.html"):
+        status, _, _ = raw_request(port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        check(status == 404, f"GET {path.decode()}: 404 ({status})")
+    status, _, body = raw_request(port, b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    check(status == 200 and b"shpmu_handles" in body, f"GET /metrics?x=1: the page ({status})")
+    status, _, _ = raw_request(port, b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+    check(status == 405, f"POST /metrics: 405 ({status})")
+    status, _, _ = raw_request(port, b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    check(status == 414, f"a 70 kB URI: 414 ({status})")
+    status, _, _ = raw_request(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70000 + b"\r\n\r\n")
+    check(status == 431, f"a 70 kB header: 431 ({status})")
+
+    before = series(exp.scrape()[1], "shpmu_scrapes_total")
+    for accept, ctype in ((b"", "text/plain; version=0.0.4"),
+                          (b"Accept: application/openmetrics-text; version=1.0.0\r\n",
+                           "application/openmetrics-text; version=1.0.0")):
+        for version in (b"HTTP/1.1", b"HTTP/1.0"):
+            status, head, body = raw_request(
+                port, b"HEAD /metrics " + version + b"\r\nHost: x\r\n" + accept + b"\r\n")
+            check(status == 200 and f"Content-Type: {ctype}" in head and body == b"" and
+                  "Content-Length: 0" not in head,
+                  f"HEAD /metrics {version.decode()} {ctype}: 200, headers only "
+                  f"({status}, {len(body)} bytes of body)")
+    after = series(exp.scrape()[1], "shpmu_scrapes_total")
+    check(len(before) == 1 and after == [before[0] + 1],
+          f"four HEADs scraped nothing: shpmu_scrapes_total {before} then {after}")
+    check(exp.stop() == 0, "the paths' exporter stops cleanly")
+
+
+def check_deadline():
+    """A request trickled in a byte every 0.25 s resets libmicrohttpd's
+    idle timeout at each byte; the exporter's deadline still cuts it."""
+    timeout = 2
+    exp = Exporter("--no-cgroups", "-e", "task-clock",
+                   f"--web.request-timeout={timeout}")
+    s = slow_client(exp.port)
+    start = time.monotonic()
+    sent = 0
+    # Ends at the cut, or 10 s past the deadline.
+    while not closed(s, 0.25) and time.monotonic() - start < timeout + 10:
+        try:
+            s.send(b"a")
+            sent += 1
+        except OSError:
+            break
+    took = time.monotonic() - start
+    s.close()
+    # The exporter's clock starts at its accept, which may come before
+    # create_connection returns here: 50 ms below the deadline allowed.
+    # Above it, 1 s for a loaded 2-CPU machine (ASan): the guard wakes at
+    # the deadline itself.
+    check(timeout - 0.05 <= took <= timeout + 1 and sent >= 4,
+          f"a trickled request is cut at the {timeout} s deadline: after "
+          f"{took:.3f} s, {sent} bytes sent 0.25 s apart")
+    check(cuts(exp.scrape()[1])["deadline"] == 1, "it is counted: reason=\"deadline\"")
+    check(exp.stop() == 0, "the deadline's exporter stops cleanly")
+
+
+def check_per_address():
+    """Past N connections from one address, its oldest one still waiting
+    for a request is closed: others' addresses are not touched, and a
+    scraper sharing the address still gets in."""
+    n = 4
+    # The deadline (60 s) stays out of the way of these few seconds.
+    exp = Exporter("--no-cgroups", "-e", "task-clock",
+                   f"--web.max-connections-per-address={n}",
+                   "--web.request-timeout=60")
+    held = [slow_client(exp.port, "127.0.0.2") for _ in range(n + 1)]
+    # The exporter accepts them in the order they connected.
+    gone = poll_until(lambda: [i for i, s in enumerate(held) if closed(s)], 10)
+    check(gone == [0], f"the {n + 1}th connection from 127.0.0.2 closes its "
+          f"oldest, the others stay: closed {gone}")
+    status, _, body = raw_request(exp.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                                  source="127.0.0.3")
+    check(status == 200 and b"shpmu_handles" in body, f"127.0.0.3 is served meanwhile ({status})")
+    status, _, body = raw_request(exp.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                                  source="127.0.0.2")
+    check(status == 200 and b"shpmu_handles" in body,
+          f"127.0.0.2, at its limit, is served too ({status})")
+    gone = poll_until(lambda: [i for i, s in enumerate(held) if closed(s)] != [0] and
+                      [i for i, s in enumerate(held) if closed(s)], 10)
+    check(gone == [0, 1], f"in place of its next oldest waiting: closed {gone}")
+    c = cuts(exp.scrape()[1])
+    check(c == {"deadline": 0, "address": 2, "limit": 0}, f"counted: {c}")
+    for s in held:
+        s.close()
+    check(exp.stop() == 0, "the per-address exporter stops cleanly")
+
+
+class Flood:
+    """count slow connections from sources, each trickling a byte of a
+    header every 0.2 s; one the exporter closes is opened again at once."""
+
+    def __init__(self, port, sources, count):
+        self.port = port
+        self.sources = [sources[i % len(sources)] for i in range(count)]
+        self.socks = [None] * count
+        self.opened = self.refused = self.cycles = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.is_set():
+            for i, src in enumerate(self.sources):
+                s = self.socks[i]
+                if s is not None and closed(s):
+                    s.close()
+                    s = None
+                if s is None:
+                    try:
+                        s = slow_client(self.port, src)
+                        s.setblocking(False)
+                        self.opened += 1
+                    except OSError:
+                        self.refused += 1
+                else:
+                    try:
+                        s.send(b"a")
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        s.close()
+                        s = None
+                self.socks[i] = s
+            self.cycles += 1
+            self.done.wait(0.2)  # the trickle's pace
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        for s in self.socks:
+            if s is not None:
+                s.close()
+
+
+def check_flood(bpffs, base_label):
+    """150 slow connections kept open against an exporter whose
+    RLIMIT_NOFILE is 128, soft and hard: its scrapes go on."""
+    raised = Exporter("--no-cgroups", "-e", "task-clock", preexec_fn=lambda:
+                      resource.setrlimit(resource.RLIMIT_NOFILE, (128, 4096)))
+    check(raised.nofile == 4096, f"RLIMIT_NOFILE raised to the hard limit: {raised.nofile}")
+    check(raised.stop() == 0, "that exporter stops cleanly")
+
+    exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu", f"--cgroup.root={base_label}",
+                   "--cgroup.depth=2", preexec_fn=lambda:
+                   resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128)))
+    # 64: the headroom http.c keeps for the scrape (FD_HEADROOM).
+    check(exp.nofile == 128 and exp.held > 0 and exp.limit + exp.held + 64 <= 128,
+          f"connections within RLIMIT_NOFILE 128: {exp.limit}, beside "
+          f"{exp.held} fds held")
+    before = cuts(exp.scrape()[1])
+    for what, sources in (("10 other addresses", [f"127.0.0.{i}" for i in range(2, 12)]),
+                          ("the scraper's own address", ["127.0.0.1"])):
+        flood = Flood(exp.port, sources, 150)
+        # Two rounds: every one of the 150 opened, and those closed
+        # opened again.
+        poll_until(lambda: flood.cycles >= 2, 60)
+        took, sockets, failed = [], 0, []
+        for _ in range(20):
+            sockets = max(sockets, exp.sockets())
+            start = time.monotonic()
+            try:
+                if "shpmu_handles" not in exp.scrape()[1]:
+                    failed.append("no page")
+            except OSError as e:
+                failed.append(str(e))
+            took.append(time.monotonic() - start)
+        flood.stop()
+        took.sort()
+        # A scrape alone takes some ms; 1 s allows for a loaded 2-CPU
+        # machine (ASan) and is far below the 10 s deadline after which
+        # a held slot would free itself.
+        check(not failed and took[-1] < 1,
+              f"20 scrapes beside 150 slow connections from {what}: "
+              f"{len(failed)} failed {failed[:3]}; median {took[10] * 1e3:.1f} ms, "
+              f"max {took[-1] * 1e3:.1f} ms ({flood.opened} opened, "
+              f"{flood.refused} refused)")
+        # The flood did fill what the guard lets it: half the slots at
+        # least (it keeps 3/4 or more of them for the flood to take).
+        want = min(exp.limit, 16) if len(sources) == 1 else exp.limit // 2
+        check(sockets >= want, f"the flood held the exporter's connections: "
+              f"{sockets} sockets open (at most {exp.limit} connections)")
+    text = exp.scrape()[1]
+    after = cuts(text)
+    check(after["limit"] > before["limit"] and after["address"] > before["address"],
+          f"the guard cut connections past the limit and past one address's: {after}")
+    check(series(text, "shpmu_target_errors_total") == [0.0] and
+          not exp.said("Too many open files") and not exp.said("resource limit"),
+          "no fd ran out: no target error, no EMFILE said")
+    check(exp.stop() == 0, "the flooded exporter stops cleanly")
+
+
+def check_bad_utf8(exp, mount, base_label):
+    """A cgroup named with bytes that are not UTF-8 keeps the page valid:
+    each such byte written as the text \\xNN."""
+    bad = os.fsencode(mount + base_label) + b"/bad\xff\xfe"
+    os.mkdir(bad)
+    try:
+        raw = urllib.request.urlopen(exp.url, timeout=10).read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            check(False, f"the page is UTF-8: {e}")
+            return
+        label = escape(base_label + "/bad\\xff\\xfe")
+        check(series(text, "shpmu_cgroup_clock_seconds_total", cgroup=label,
+                     event="task-clock") == [0.0],
+              f"the cgroup b'bad\\xff\\xfe' is there as {label}")
+        p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and not (p.stdout + p.stderr).strip(),
+              f"promtool check metrics with it: rc {p.returncode} {p.stdout}{p.stderr}")
+    finally:
+        os.rmdir(bad)
+
+
+def check_too_long(mount, base_label):
+    """Cgroups deeper than PATH_MAX: skipped, said and counted, never
+    opened by a truncated path; those above them counted."""
+    top = base_label + "/deep"
+    made = []  # (parent fd, name), to remove deepest first
+    fds = [os.open(mount + base_label, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        os.mkdir("deep", dir_fd=fds[-1])
+        made.append((fds[-1], "deep"))
+        fds.append(os.open("deep", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        labels, label = [top], top
+        # 255-byte names (NAME_MAX) until two levels past 4095 bytes.
+        while len(mount + label) <= 4095 + 2 * 256:
+            name = f"{len(labels):02d}".ljust(255, "x")
+            os.mkdir(name, dir_fd=fds[-1])
+            made.append((fds[-1], name))
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            label += "/" + name
+            labels.append(label)
+        fit = {lab for lab in labels if len(mount + lab) <= 4095}
+        exp = Exporter("--no-cpu", "-e", "task-clock", f"--cgroup.root={top}",
+                       f"--cgroup.depth={len(labels)}")
+        text = exp.scrape()[1]
+        got = set()
+        for line in text.splitlines():
+            if line.startswith("shpmu_cgroup_clock_seconds_total{"):
+                got.add(line.split('cgroup="')[1].split('"')[0])
+        check(got == fit and len(fit) < len(labels),
+              f"the {len(fit)} cgroups of {len(labels)} whose paths fit PATH_MAX "
+              f"are counted, no other: {len(got)} counted")
+        said = exp.said("cgroups skipped, their paths past 4095 bytes (File name too long)")
+        check(len(said) == 1 and said[0].startswith("shpmu-exporter: 1 cgroups skipped"),
+              f"the one below the deepest that fits is said skipped: {[s[:90] for s in said]}")
+        check(series(text, "shpmu_cgroups_left_out") == [1.0],
+              "and counted in shpmu_cgroups_left_out")
+        exp.scrape()
+        check(len(exp.said("cgroups skipped")) == 1, "said once, not at each scrape")
+        p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"promtool check metrics: rc {p.returncode} {p.stderr[:200]}")
+        check(exp.stop() == 0, "the deep walk's exporter stops cleanly")
+    finally:
+        for parent, name in reversed(made):
+            os.rmdir(name, dir_fd=parent)
+        for fd in fds:
+            os.close(fd)
+
+
 def main():
     mount = cgroup2_mount()
     if not mount:
@@ -408,7 +772,13 @@ def main():
         exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu",
                        f"--cgroup.root={base_label}", "--cgroup.depth=2")
         check_formats(exp, base_label, odd_label)
+        check_bad_utf8(exp, mount, base_label)
         check_cap(bpffs, base_label)
+        check_too_long(mount, base_label)
+        check_paths()
+        check_deadline()
+        check_per_address()
+        check_flood(bpffs, base_label)
         prom = Prometheus(exp.port, workdir)
         check_against_prometheus(exp, prom, mount, base_label, odd_label)
         check_churn(exp, prom, mount, base_label)
@@ -423,10 +793,11 @@ def main():
             os.path.join(bpffs, "shpmu")) else []
         check(left == [], f"nothing left in the BPF filesystem: {left}")
     finally:
-        if exp:
-            exp.proc.kill()
-        if prom:
-            prom.proc.kill()
+        # Waited for: one still running keeps the BPF filesystem busy.
+        for proc in Exporter.started + ([prom.proc] if prom else []):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         for label in reversed(made):
             try:
                 os.rmdir(mount + label)

@@ -3,11 +3,15 @@
  * The counted cgroups: the hierarchy below --cgroup.root walked at each
  * scrape to --cgroup.depth, filtered by --cgroup.match, capped by
  * --max-cgroups. Each counted cgroup holds one handle per event on all
- * CPUs; one that is gone is closed, one that is new is opened.
+ * CPUs; one that is gone is closed, one that is new is opened. A cgroup
+ * whose path is longer than PATH_MAX cannot be opened by path: it is
+ * skipped, said and counted as left out, never opened by a truncated
+ * path (which may name another cgroup).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +40,19 @@ static void close_handles(struct exporter *x, int *hs, size_t n)
 		shpmu_close(x->pmu, hs[e]);
 }
 
+/* dst = a, sep and b joined; -ENAMETOOLONG where it would not fit. */
+static int join(char *dst, size_t size, const char *a, const char *sep,
+		const char *b)
+{
+	int n = snprintf(dst, size, "%s%s%s", a, sep, b);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 /* The label the library gives id: its path under the mount. */
 static char *label_of(struct exporter *x, uint64_t id, const char *walked)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	size_t root = strlen(x->mount);
 
 	if (shpmu_cgroup_path(x->pmu, id, path, sizeof(path)) ||
@@ -92,7 +105,17 @@ struct walk {
 	struct exporter *x;
 	size_t before; /* entries sorted before this walk */
 	size_t counted;
+	char long_parent[PATH_MAX], long_name[NAME_MAX + 1]; /* one skipped */
 };
+
+static void too_long(struct walk *w, const char *label, const char *name)
+{
+	if (!w->x->too_long++) {
+		snprintf(w->long_parent, sizeof(w->long_parent), "%s", label);
+		snprintf(w->long_name, sizeof(w->long_name), "%s", name);
+	}
+	w->x->left_out++;
+}
 
 static void visit(struct walk *w, const char *dir, const char *label)
 {
@@ -131,13 +154,16 @@ static void walk(struct walk *w, const char *dir, const char *label, int depth)
 	if (depth == 0 || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d))) {
-		char sub[4096], sublabel[4096];
+		char sub[PATH_MAX], sublabel[PATH_MAX];
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		snprintf(sublabel, sizeof(sublabel), "%s%s%s", label,
-			 strcmp(label, "/") ? "/" : "", de->d_name);
+		if (join(sub, sizeof(sub), dir, "/", de->d_name) ||
+		    join(sublabel, sizeof(sublabel), label,
+			 strcmp(label, "/") ? "/" : "", de->d_name)) {
+			too_long(w, label, de->d_name);
+			continue;
+		}
 		walk(w, sub, sublabel, depth - 1);
 	}
 	closedir(d);
@@ -146,24 +172,41 @@ static void walk(struct walk *w, const char *dir, const char *label, int depth)
 void cgroups_refresh(struct exporter *x)
 {
 	struct walk w = {.x = x, .before = x->ncgroups};
-	char dir[8192], label[4096];
-	size_t kept = 0;
+	const char *root = x->opts->cgroup_root;
+	size_t kept = 0, skipped = x->too_long;
+	char dir[PATH_MAX], label[PATH_MAX];
 
 	if (!x->opts->per_cgroup || !x->mount[0])
 		return;
 	for (size_t i = 0; i < x->ncgroups; i++)
 		x->cgroups[i].seen = false;
 	x->left_out = 0;
+	x->too_long = 0;
 	/* Labels are paths under the mount, "/" first, as
 	 * /proc/PID/cgroup shows them. */
-	snprintf(label, sizeof(label), "%s%s",
-		 x->opts->cgroup_root[0] == '/' ? "" : "/",
-		 x->opts->cgroup_root);
+	if (join(label, sizeof(label), root[0] == '/' ? "" : "/", "", root)) {
+		too_long(&w, "", root);
+		goto walked;
+	}
 	if (strlen(label) > 1 && label[strlen(label) - 1] == '/')
 		label[strlen(label) - 1] = '\0';
-	snprintf(dir, sizeof(dir), "%s%s", x->mount,
-		 strcmp(label, "/") ? label : "");
+	if (join(dir, sizeof(dir), x->mount, "",
+		 strcmp(label, "/") ? label : "")) {
+		too_long(&w, "", label);
+		goto walked;
+	}
 	walk(&w, dir, label, x->opts->cgroup_depth);
+walked:
+	/* Said when it changes, not at every scrape. */
+	if (x->too_long && x->too_long != skipped) {
+		size_t n = strlen(w.long_parent);
+
+		say("%zu cgroups skipped, their paths past %d bytes (%s), "
+		    "e.g. %s%s/%.40s",
+		    x->too_long, PATH_MAX - 1, strerror(ENAMETOOLONG),
+		    n > 80 ? "..." : "", w.long_parent + (n > 80 ? n - 80 : 0),
+		    w.long_name);
+	}
 	/* Gone (or no longer wanted): its series stop. */
 	for (size_t i = 0; i < x->ncgroups; i++) {
 		struct cgroup *c = &x->cgroups[i];

@@ -31,6 +31,9 @@ struct options {
 	enum shpmu_scope scope;
 	const char *domain, *bpffs_dir;
 	bool verbose;
+	unsigned int request_timeout; /* s: a request arrives whole in it */
+	unsigned int max_connections; /* at most; RLIMIT_NOFILE may say less */
+	unsigned int max_per_address; /* connections from one address; 0: any */
 };
 
 /* Parses argv; returns 0, 1 (--help printed) or -1 (error printed). */
@@ -39,6 +42,15 @@ int options_parse(struct options *o, int argc, char **argv);
 struct event {
 	char name[64];
 	bool clock; /* ns: exported in seconds */
+};
+
+/* Why the exporter closed a client's connection
+ * (shpmu_http_connections_cut_total). */
+enum cut_reason {
+	CUT_DEADLINE, /* request (or answer) not through in time */
+	CUT_ADDRESS,  /* past --web.max-connections-per-address */
+	CUT_LIMIT,    /* past the connection limit */
+	CUT_REASONS
 };
 
 /* A counted cgroup: its handles, one per event. */
@@ -60,10 +72,13 @@ struct exporter {
 	struct cgroup *cgroups;
 	size_t ncgroups, cgroups_cap;
 	char mount[4096];	/* the cgroup mount */
-	uint64_t left_out;	/* cgroups past max_cgroups, latest walk */
+	uint64_t left_out;	/* cgroups not counted, latest walk */
 	uint64_t target_errors; /* targets left out of a scrape */
 	double last_scrape_s;
 	bool probing; /* trying events: the library's errors are expected */
+	uint64_t scrapes;
+	size_t too_long;	    /* of left_out, paths past PATH_MAX */
+	uint64_t cuts[CUT_REASONS]; /* HTTP's thread adds, atomically */
 };
 
 /* Opens the context and the per-CPU handles: 0 or -errno (logged). */
@@ -82,7 +97,8 @@ enum format { TEXT_0_0_4, OPENMETRICS_1_0 };
 int scrape(struct exporter *x, enum format f, char **out, size_t *len);
 
 /* Writes s as a label value: backslash, double quote and newline
- * escaped as the text formats say. */
+ * escaped as the text formats say, and each byte that is not part of
+ * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
 void put_label_value(FILE *f, const char *s);
 
 /* Serves x on o->listen until SIGINT or SIGTERM: 0, or -1 (logged). */

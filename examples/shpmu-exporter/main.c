@@ -3,8 +3,11 @@
  * shpmu-exporter: serves libshpmu's per-CPU and per-cgroup counters to
  * Prometheus. README: "Running the exporter".
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 
 #include "exporter.h"
 
@@ -19,6 +22,20 @@ void say(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Client connections and the scrape's perf events share RLIMIT_NOFILE:
+ * take what the hard limit allows (serve() divides it). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		say("RLIMIT_NOFILE: cannot raise it to %llu: %s",
+		    (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -27,6 +44,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	raise_nofile();
 	ret = exporter_init(&x, &o) || serve(&x) ? 1 : 0;
 	exporter_fini(&x);
 	return ret;

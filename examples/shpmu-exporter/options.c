@@ -13,6 +13,14 @@ static void usage(FILE *f)
 		"usage: shpmu-exporter [options]\n"
 		"  --web.listen-address=HOST:PORT  where to serve /metrics "
 		"(127.0.0.1:9817)\n"
+		"  --web.request-timeout=S a request arrives whole within S "
+		"seconds (10)\n"
+		"  --web.max-connections=N at most N client connections (1024; "
+		"fewer where\n"
+		"                          RLIMIT_NOFILE leaves less room)\n"
+		"  --web.max-connections-per-address=N  at most N from one "
+		"address (16;\n"
+		"                          0: no limit)\n"
 		"  -e, --events=LIST       events by name (default: "
 		"task-clock,\n"
 		"                          context-switches,cpu-migrations,"
@@ -77,10 +85,17 @@ int options_parse(struct options *o, int argc, char **argv)
 		MAX,
 		SCOPE,
 		DOMAIN,
-		BPFFS
+		BPFFS,
+		TIMEOUT,
+		CONNS,
+		PER_ADDR
 	};
 	static const struct option longs[] = {
 		{"web.listen-address", required_argument, NULL, LISTEN},
+		{"web.request-timeout", required_argument, NULL, TIMEOUT},
+		{"web.max-connections", required_argument, NULL, CONNS},
+		{"web.max-connections-per-address", required_argument, NULL,
+		 PER_ADDR},
 		{"events", required_argument, NULL, 'e'},
 		{"no-cpu", no_argument, NULL, NO_CPU},
 		{"no-cgroups", no_argument, NULL, NO_CGROUPS},
@@ -104,11 +119,31 @@ int options_parse(struct options *o, int argc, char **argv)
 			      .per_cgroup = true,
 			      .cgroup_root = "/",
 			      .cgroup_depth = 3,
-			      .max_cgroups = 1000};
+			      .max_cgroups = 1000,
+			      .request_timeout = 10,
+			      .max_connections = 1024,
+			      .max_per_address = 16};
 	while ((opt = getopt_long(argc, argv, "e:vh", longs, NULL)) != -1) {
 		switch (opt) {
 		case LISTEN:
 			o->listen = optarg;
+			break;
+		case TIMEOUT:
+			if (number(optarg, 1, &n))
+				return -1;
+			o->request_timeout = n > 3600 ? 3600 : (unsigned int)n;
+			break;
+		case CONNS:
+			if (number(optarg, 1, &n))
+				return -1;
+			o->max_connections =
+				n > 1 << 20 ? 1 << 20 : (unsigned int)n;
+			break;
+		case PER_ADDR:
+			if (number(optarg, 0, &n))
+				return -1;
+			o->max_per_address =
+				n > 1 << 20 ? 1 << 20 : (unsigned int)n;
 			break;
 		case 'e':
 			if (add_events(o, optarg))

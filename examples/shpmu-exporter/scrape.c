@@ -21,17 +21,46 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The length of the valid UTF-8 sequence that s starts, 0 if none:
+ * overlong forms, surrogates and code points past U+10FFFF are not
+ * valid, as Go's utf8.ValidString (Prometheus's check) has it. */
+static size_t utf8_len(const unsigned char *s)
+{
+	/* The second byte's range: narrower after E0, ED, F0 and F4. */
+	unsigned char lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+	unsigned char hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4 || s[1] < lo || s[1] > hi)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	/* A NUL is no continuation byte: nothing past the string is read. */
+	for (size_t i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 void put_label_value(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (*p == '\\')
 			fputs("\\\\", f);
-		else if (*s == '"')
+		else if (*p == '"')
 			fputs("\\\"", f);
-		else if (*s == '\n')
+		else if (*p == '\n')
 			fputs("\\n", f);
+		else if (!n) /* a cgroup's name is any bytes: kept readable */
+			fprintf(f, "\\\\x%02x", *p);
 		else
-			fputc(*s, f);
+			fwrite(p, 1, n, f);
+		p += n ? n : 1;
 	}
 }
 
@@ -207,6 +236,26 @@ static void gauge(FILE *f, const char *name, const char *help, double v)
 		name, help, name, name, v);
 }
 
+/* A counter's header; name without _total. */
+static void put_counter(FILE *f, enum format fmt, const char *name,
+			const char *help)
+{
+	if (fmt == OPENMETRICS_1_0)
+		fprintf(f, "# TYPE shpmu_%s counter\n# HELP shpmu_%s %s\n",
+			name, name, help);
+	else
+		fprintf(f,
+			"# HELP shpmu_%s_total %s\n# TYPE shpmu_%s_total "
+			"counter\n",
+			name, help, name);
+}
+
+static const char *const cut_names[CUT_REASONS] = {
+	[CUT_DEADLINE] = "deadline",
+	[CUT_ADDRESS] = "address",
+	[CUT_LIMIT] = "limit",
+};
+
 static void put_own(FILE *f, struct exporter *x, enum format fmt,
 		    double started)
 {
@@ -222,18 +271,27 @@ static void put_own(FILE *f, struct exporter *x, enum format fmt,
 	      (double)st.kernel_fds);
 	gauge(f, "cgroups", "Cgroups counted.", (double)x->ncgroups);
 	gauge(f, "cgroups_left_out",
-	      "Cgroups found but not counted: past --max-cgroups.",
+	      "Cgroups found but not counted: past --max-cgroups, or "
+	      "their paths longer than PATH_MAX.",
 	      (double)x->left_out);
-	if (fmt == OPENMETRICS_1_0)
-		fprintf(f, "# TYPE shpmu_target_errors counter\n# HELP "
-			   "shpmu_target_errors Targets left out of a scrape "
-			   "because they failed.\n");
-	else
-		fprintf(f, "# HELP shpmu_target_errors_total Targets left "
-			   "out of a scrape because they failed.\n# TYPE "
-			   "shpmu_target_errors_total counter\n");
+	put_counter(f, fmt, "target_errors",
+		    "Targets left out of a scrape because they failed.");
 	fprintf(f, "shpmu_target_errors_total %llu\n",
 		(unsigned long long)x->target_errors);
+	put_counter(f, fmt, "scrapes", "Scrapes of /metrics, this one too.");
+	fprintf(f, "shpmu_scrapes_total %llu\n",
+		(unsigned long long)x->scrapes);
+	put_counter(f, fmt, "http_connections_cut",
+		    "Client connections the exporter closed: request not whole "
+		    "in time (deadline), past the connections of one address "
+		    "(address), past the connection limit (limit).");
+	for (int i = 0; i < CUT_REASONS; i++)
+		fprintf(f,
+			"shpmu_http_connections_cut_total{reason=\"%s\"} "
+			"%llu\n",
+			cut_names[i],
+			(unsigned long long)__atomic_load_n(&x->cuts[i],
+							    __ATOMIC_RELAXED));
 	x->last_scrape_s = now_s() - started;
 	gauge(f, "scrape_duration_seconds",
 	      "How long this scrape took: cgroups found, read, written.",
@@ -251,6 +309,7 @@ int scrape(struct exporter *x, enum format fmt, char **out, size_t *len)
 
 	pthread_mutex_lock(&x->lock);
 	started = now_s();
+	x->scrapes++;
 	cgroups_refresh(x);
 	err = read_all(x, &r);
 	if (!err) {

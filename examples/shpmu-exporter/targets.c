@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,11 +149,15 @@ int exporter_init(struct exporter *x, const struct options *o)
 		x->mount[0] = '\0';
 	}
 	if (x->mount[0]) {
-		char dir[8192];
+		char dir[PATH_MAX];
 		uint64_t id;
+		int n = snprintf(dir, sizeof(dir), "%s/%s", x->mount,
+				 o->cgroup_root);
 
-		snprintf(dir, sizeof(dir), "%s/%s", x->mount, o->cgroup_root);
-		err = shpmu_cgroup_id(x->pmu, dir, &id);
+		/* Never a truncated path: it may name another cgroup. */
+		err = n < 0 || (size_t)n >= sizeof(dir)
+			      ? -ENAMETOOLONG
+			      : shpmu_cgroup_id(x->pmu, dir, &id);
 		if (err) {
 			say("--cgroup.root %s: %s", o->cgroup_root,
 			    strerror(-err));
