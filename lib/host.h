@@ -4,6 +4,7 @@
  * process of the host that joins the domain shares through the BPF
  * filesystem:
  *
+ *   <bpffs dir>/layout-N/              mode 01777 when made here
  *   <bpffs dir>/layout-N/<domain>/     mode 0700, its maker's uid
  *       prog, link_switch, link_move   the counter program, attached
  *       map_events, map_slots, map_bss, map_views, map_totals
@@ -13,8 +14,9 @@
  *       users/<index>/                 one per joined context: it holds
  *                                      a lock on it while it lives
  *
- * Changes are serialized by flock() on the domain directory, which the
- * kernel releases when its holder dies. A context that dies is found by
+ * Changes are serialized by flock() on the domain directory (host_lock.h:
+ * bounded waits, never carried by a fork), which the kernel releases
+ * when its holder dies. The directories are opened as host_dirs.h says. A context that dies is found by
  * the next one to take that lock (its user directory is no longer
  * locked), and its refs are reclaimed; so are the leftovers of a change it
  * was making (the books' dirty mark). The last context to leave an
