@@ -148,7 +148,9 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain)
 	h->bpffs_fd = h->layout_fd = h->dir_fd = -1;
 	h->refs_fd = h->user_fd = -1;
 	h->lock.fd = -1;
-	h->lock_timeout_ms = HOST_LOCK_TIMEOUT_MS;
+	h->lock_timeout_ms = shpmu__host_lock_timeout_ms
+				     ? shpmu__host_lock_timeout_ms
+				     : HOST_LOCK_TIMEOUT_MS;
 	h->joining = true;
 	return h;
 }

@@ -16,11 +16,12 @@
  *
  * Changes are serialized by flock() on the domain directory (host_lock.h:
  * bounded waits, never carried by a fork), which the kernel releases
- * when its holder dies. The directories are opened as host_dirs.h says. A context that dies is found by
- * the next one to take that lock (its user directory is no longer
- * locked), and its refs are reclaimed; so are the leftovers of a change it
- * was making (the books' dirty mark). The last context to leave an
- * emptied domain removes every pinned object and directory.
+ * when its holder dies. The directories are opened as host_dirs.h says.
+ * A context that dies is found by the next one to take that lock (its
+ * user directory is no longer locked), and its refs are reclaimed; so
+ * are the leftovers of a change it was making (the books' dirty mark).
+ * The last context to leave an emptied domain removes every pinned
+ * object and directory.
  */
 #ifndef SHPMU_HOST_H
 #define SHPMU_HOST_H

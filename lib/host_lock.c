@@ -15,6 +15,8 @@
 
 #include "log.h"
 
+unsigned int shpmu__host_lock_timeout_ms;
+
 /* The locks this process holds, for a forked child to let go of. */
 static pthread_mutex_t held_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct host_lock *held;

@@ -21,6 +21,9 @@ struct host_lock {
 
 /* How long a wait lasts when the caller does not say. */
 #define HOST_LOCK_TIMEOUT_MS 5000
+/* For tests: when non-zero, that default instead (valgrind runs every
+ * holder tens of times slower). */
+extern unsigned int shpmu__host_lock_timeout_ms;
 
 /* Takes the lock on the directory dir_fd (op: LOCK_SH to look, LOCK_EX to
  * change), waiting at most timeout_ms: 0, or -ETIMEDOUT with a message

@@ -44,6 +44,7 @@
 
 #include "backend_choice.h"
 #include "host_layout.h"
+#include "host_lock.h"
 #include "host_step.h"
 
 static struct shpmu *host_ctx, *private_ctx;
@@ -337,6 +338,8 @@ int main(int argc, char **argv)
 
 	/* A test that fails half-way leaves no helper behind. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getenv("SHPMU_TEST_VALGRIND"))
+		shpmu__host_lock_timeout_ms = 300000; /* as host_procs.c */
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--domain") && i + 1 < argc)
 			domain = argv[++i];

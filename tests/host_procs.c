@@ -15,11 +15,21 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "host_lock.h"
 
 static char mnt[PATH_MAX], dir[PATH_MAX + 16];
 
+/* Under valgrind (--trace-children) every member holds the domain's lock
+ * tens of times longer: the default bound on waits would end them. */
+void host_slow_locks_under_valgrind(void)
+{
+	if (getenv("SHPMU_TEST_VALGRIND"))
+		shpmu__host_lock_timeout_ms = 300000;
+}
+
 void host_fs_setup(void)
 {
+	host_slow_locks_under_valgrind();
 	private_mount_namespace();
 	snprintf(mnt, sizeof(mnt), "/tmp/shpmu-bpffs-XXXXXX");
 	cr_assert(mkdtemp(mnt));

@@ -16,6 +16,9 @@
  * filesystem there (its processes share it; nothing outside sees it).
  * host_bpffs() is the directory the helpers use, under that mount. */
 void host_fs_setup(void);
+/* Raises the default bound on lock waits where SHPMU_TEST_VALGRIND says
+ * every process runs under valgrind (host_fs_setup calls it). */
+void host_slow_locks_under_valgrind(void);
 /* Asserts that nothing is left under host_bpffs(), then unmounts. */
 void host_fs_teardown(void);
 const char *host_bpffs(void);
