@@ -289,6 +289,26 @@ int pins_open_books(struct shpmu *pmu, struct host *h)
 	return err;
 }
 
+/* The links' pins: raw tracepoint links, link_switch running the
+ * domain's program (the others run its companions, unpinned). */
+static int check_links(struct shpmu *pmu, const struct host *h, uid_t owner,
+		       int prog_fd)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < N_LINKS && !err; i++) {
+		int fd = pin_get(pmu, h->dir_fd, h->path, link_names[i], owner);
+
+		if (fd < 0)
+			return fd;
+		err = pin_check_link(pmu, h->path, link_names[i], fd,
+				     BPF_LINK_TYPE_RAW_TRACEPOINT,
+				     i == 0 ? prog_fd : -1);
+		close(fd);
+	}
+	return err;
+}
+
 /* The program's pins, each checked against what this build pins, into
  * fds (in counter_prog_adopt's order). */
 static int get_program(struct shpmu *pmu, const struct host *h,
@@ -319,6 +339,8 @@ static int get_program(struct shpmu *pmu, const struct host *h,
 		      : pin_check_prog(pmu, h->path, map_names[PROG_FD],
 				       fds[PROG_FD], prog_type, "on_switch",
 				       fds + 1, N_PROG_FDS - 1);
+	if (!err)
+		err = check_links(pmu, h, owner, fds[PROG_FD]);
 	if (!err)
 		return 0;
 	if (fds[PROG_FD] >= 0)

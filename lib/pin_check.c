@@ -172,3 +172,36 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	}
 	return 0;
 }
+
+/* The id of the program behind fd, 0 if it cannot be told. */
+static uint32_t prog_id(int fd)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int pin_check_link(struct shpmu *pmu, const char *dir, const char *name, int fd,
+		   uint32_t link_type, int prog_fd)
+{
+	struct bpf_link_info info;
+	uint32_t len = sizeof(info), want;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.id)
+		return not_a(pmu, dir, name, "link");
+	if (info.type != link_type)
+		return refuse(pmu, dir, name, "link type", info.type,
+			      link_type);
+	want = prog_fd < 0 ? info.prog_id : prog_id(prog_fd);
+	if (!want || info.prog_id != want) {
+		pr_err(pmu,
+		       "host scope: %s/%s is not what this build pins there: "
+		       "the link runs another program than the domain's",
+		       dir, name);
+		return -EPROTO;
+	}
+	return 0;
+}

@@ -38,4 +38,9 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 		   uint32_t prog_type, const char *prog_name,
 		   const int *map_fds, size_t nmaps);
 
+/* 0 when fd is a link of link_type that runs the program behind prog_fd
+ * (-1: any program), else -EPROTO with a message naming the pin. */
+int pin_check_link(struct shpmu *pmu, const char *dir, const char *name, int fd,
+		   uint32_t link_type, int prog_fd);
+
 #endif
