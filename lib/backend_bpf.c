@@ -189,6 +189,11 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 	/* A forked child's maps and books are its parent's; books that do
 	 * not check out are not touched (the domain is to be removed). */
 	if (env_of(pmu)->forked || begin(pmu, b)) {
+		/* (Host scope: the domain's lock not had in time, or books
+		 * that do not check out. The ref stays in the domain until
+		 * this context leaves, whose repair drops it.) */
+		if (b->host && !env_of(pmu)->forked)
+			host_ref_forgotten(b->host, s);
 		counted_forget_event(pmu, &b->counted, e, cost);
 		return;
 	}

@@ -256,6 +256,7 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 
 int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 {
+	uint64_t was_dirty;
 	const char *field;
 	int err;
 
@@ -279,7 +280,12 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 			host_lock_drop(&h->lock);
 		return err;
 	}
-	if (users_reap(pmu, h) || h->books->dirty)
+	/* Marked before the reaping: a death half way through it leaves
+	 * dead users' refs that the next change must repair. */
+	was_dirty = h->books->dirty;
+	if (!was_dirty)
+		h->books->dirty = h->user_id ? h->user_id : 1;
+	if (users_reap(pmu, h) || was_dirty)
 		host_fsck(pmu, h, c);
 	if (!h->books->dirty)
 		h->books->dirty = h->user_id ? h->user_id : 1;
@@ -321,6 +327,11 @@ int host_ref(struct shpmu *pmu, struct host *h, uint32_t e, uint32_t s,
 	if (!err)
 		host_quota_add(&h->quota, s, delta);
 	return err;
+}
+
+void host_ref_forgotten(struct host *h, uint32_t s)
+{
+	host_quota_add(&h->quota, s, -1);
 }
 
 void host_leave(struct shpmu *pmu, struct host *h, struct counted *c)

@@ -15,9 +15,9 @@
  *                                      a lock on it while it lives
  *
  * Changes are serialized by flock() on the domain directory (host_lock.h:
- * bounded waits, never carried by a fork), which the kernel releases
- * when its holder dies. The directories are opened as host_dirs.h says.
- * A context that dies is found by the next one to take that lock (its
+ * bounded waits; a fork's copies closed in the child), which the kernel
+ * releases when its holder dies. The directories are opened as host_dirs.h
+ * says. A context that dies is found by the next one to take that lock (its
  * user directory is no longer locked), and its refs are reclaimed; so
  * are the leftovers of a change it was making (the books' dirty mark).
  * The last context to leave an emptied domain removes every pinned
@@ -40,9 +40,12 @@ struct host;
 /* Joins domain under bpffs_dir, making it if it is new: c->prog and
  * c->books then serve the domain. 0, or -errno logged with what is
  * missing: -ENOENT (no BPF filesystem there), -EPERM (no CAP_BPF and
- * CAP_PERFMON), -EACCES (another uid's domain), -EINVAL (a bad domain
- * name), -EPROTO (pinned state this build does not understand), -EUSERS
- * (the domain is full), -EOPNOTSUPP (the program cannot load here). */
+ * CAP_PERFMON), -EACCES (another uid's domain, or a directory on the way
+ * another uid could change), -ELOOP (a symlink on the way), -EINVAL (a
+ * bad domain name), -EPROTO (pinned state this build does not
+ * understand), -EUSERS (the domain is full), -EOPNOTSUPP (the program
+ * cannot load here), -ETIMEDOUT (the lock was held too long), -EAGAIN
+ * (the domain was removed each time it was opened). */
 int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	      bool ipi_hook, struct counted *c, struct host **out);
 
@@ -54,7 +57,8 @@ void host_leave(struct shpmu *pmu, struct host *h, struct counted *c);
 /* Takes the domain's lock for a change of the books, checks them
  * (books_check.h) and reclaims what dead users left. host_end() gives it
  * back. -EPROTO, with the lock given back and a message, when the books
- * do not check out. */
+ * do not check out; -ETIMEDOUT, with a message, when the lock was held
+ * longer than the context's bound. */
 int host_begin(struct shpmu *pmu, struct host *h, struct counted *c);
 void host_end(struct host *h, struct counted *c);
 
@@ -63,5 +67,8 @@ void host_end(struct host *h, struct counted *c);
  * past this member's share (host_quota.h). */
 int host_ref(struct shpmu *pmu, struct host *h, uint32_t e, uint32_t s,
 	     int delta);
+/* A ref on slot s this context lets go of without the lock (a close that
+ * timed out): out of its quota now, out of the domain when it leaves. */
+void host_ref_forgotten(struct host *h, uint32_t s);
 
 #endif

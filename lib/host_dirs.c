@@ -17,7 +17,10 @@
 #define DOMAIN_MODE 0700
 
 /* A directory others share may hold our entries only if nobody else can
- * rename them: ours or root's and writable by no one else, or sticky. */
+ * rename them: root's or ours, and writable by no one else unless sticky
+ * (in a sticky directory, only an entry's owner or the directory's can).
+ * Another uid's directory is refused even when sticky: its owner could
+ * swap our entries. */
 static int check_shared(struct shpmu *pmu, int fd, const char *path)
 {
 	struct stat st;
@@ -26,15 +29,15 @@ static int check_shared(struct shpmu *pmu, int fd, const char *path)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (st.st_mode & S_ISVTX)
-		return 0;
 	if ((st.st_uid == 0 || st.st_uid == geteuid()) &&
-	    !(st.st_mode & (S_IWGRP | S_IWOTH)))
+	    (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX)))
 		return 0;
 	pr_err(pmu,
 	       "host scope: %s (uid %u, mode %04o) could have its entries "
 	       "swapped by another uid: a directory on the way must be "
-	       "root's or ours and writable by nobody else, or sticky",
+	       "root's or this uid's, and writable by nobody else unless "
+	       "sticky (when several uids share a BPF filesystem, let root "
+	       "make it: mkdir -m 1777)",
 	       path, (unsigned int)st.st_uid,
 	       (unsigned int)(st.st_mode & 07777));
 	return -EACCES;
@@ -96,30 +99,37 @@ static int no_bpffs(struct shpmu *pmu, const char *dir)
 }
 
 /* Steps from *fd into its entry comp, made if missing when make and *fd
- * is on a BPF filesystem. */
+ * is on a BPF filesystem; walked: the path so far, comp appended. Every
+ * failure but ENOENT told. */
 static int step(struct shpmu *pmu, int *fd, const char *comp, bool make,
-		const char *path)
+		char *walked, size_t room)
 {
-	int next = open_below(pmu, *fd, comp, O_PATH, path);
+	size_t used = strlen(walked);
+	int next, err = 0;
 
+	snprintf(walked + used, room - used, "%s%s",
+		 used && walked[used - 1] == '/' ? "" : "/", comp);
+	next = open_below(pmu, *fd, comp, O_PATH, walked);
 	if (next == -ENOENT && make && on_bpffs(*fd)) {
-		int err = make_dir(*fd, comp, SHARED_MODE);
-
-		if (err)
-			return err;
-		next = open_below(pmu, *fd, comp, O_PATH, path);
+		err = make_dir(*fd, comp, SHARED_MODE);
+		next = err ? err : open_below(pmu, *fd, comp, O_PATH, walked);
 	}
-	if (next < 0)
+	if (next < 0) {
+		if (next != -ENOENT && next != -ELOOP)
+			pr_err(pmu, "host scope: %s%s: %s",
+			       err ? "cannot make " : "", walked,
+			       strerror(-next));
 		return next;
+	}
 	close(*fd);
 	*fd = next;
-	return check_shared(pmu, next, path);
+	return check_shared(pmu, next, walked);
 }
 
 int host_dirs_open_bpffs(struct shpmu *pmu, const char *bpffs_dir, bool create,
 			 int *out)
 {
-	char buf[PATH_MAX], *save = NULL, *comp;
+	char buf[PATH_MAX], walked[PATH_MAX] = "", *save = NULL, *comp;
 	size_t len = strlen(bpffs_dir);
 	int fd, err = 0;
 
@@ -128,22 +138,25 @@ int host_dirs_open_bpffs(struct shpmu *pmu, const char *bpffs_dir, bool create,
 		return -ENAMETOOLONG;
 	}
 	memcpy(buf, bpffs_dir, len + 1);
+	if (buf[0] == '/')
+		walked[0] = '/';
 	fd = open(buf[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	err = check_shared(pmu, fd, buf[0] == '/' ? "/" : ".");
 	for (comp = strtok_r(buf, "/", &save); comp && !err;
 	     comp = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(comp, ".."))
+		if (!strcmp(comp, "..")) {
+			pr_err(pmu, "host scope: bpffs_dir %s has a \"..\"",
+			       bpffs_dir);
 			err = -EINVAL;
-		else if (strcmp(comp, "."))
-			err = step(pmu, &fd, comp, create, bpffs_dir);
+		} else if (strcmp(comp, ".")) {
+			err = step(pmu, &fd, comp, create, walked,
+				   sizeof(walked));
+		}
 	}
-	if (err == -EINVAL)
-		pr_err(pmu, "host scope: bpffs_dir %s has a \"..\"", bpffs_dir);
 	if (err == -ENOENT || (!err && !on_bpffs(fd)))
 		err = no_bpffs(pmu, bpffs_dir);
-	else if (err && err != -ELOOP && err != -EACCES && err != -EINVAL)
-		pr_err(pmu, "host scope: %s: %s", bpffs_dir, strerror(-err));
 	if (err) {
 		close(fd);
 		return err;

@@ -4,13 +4,17 @@
  * them: every component of the path is opened on its own, never through a
  * symlink, and each must be a directory nobody else can swap entries of.
  *
- *   bpffs_dir and its ancestors, layout-N   shared: owned by root or by us
- *                                           and writable by nobody else,
- *                                           or sticky (01777) as /tmp is
+ *   bpffs_dir and its ancestors, layout-N   shared: owned by root or by us,
+ *                                           and writable by nobody else
+ *                                           unless sticky (01777) as /tmp
+ *                                           is (another uid's directory,
+ *                                           sticky or not, could have our
+ *                                           entries renamed by its owner)
  *   layout-N/<domain>                       owned by its uid, mode 0700
  *
  * What a directory made here gets: bpffs_dir and layout-N 01777, so that
- * several uids keep their own domains side by side; a domain 0700.
+ * several uids keep their own domains side by side where root made them
+ * (made by another uid, they are refused by the others); a domain 0700.
  */
 #ifndef SHPMU_HOST_DIRS_H
 #define SHPMU_HOST_DIRS_H

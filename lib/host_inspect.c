@@ -82,6 +82,10 @@ static int lock_domain(struct shpmu *log_to, const char *bpffs_dir,
 	if (!err)
 		err = host_lock_take(log_to, &h->lock, h->dir_fd, op,
 				     h->lock_timeout_ms, h->path);
+	/* Removed while we waited: a directory of that name now would be
+	 * another domain, not the one locked. */
+	if (!err && !host_dirs_still_at(h->layout_fd, domain, h->dir_fd))
+		err = -ENOENT;
 	if (err) {
 		host_release(h, NULL);
 		return err;
@@ -261,6 +265,9 @@ int host_repair(const char *bpffs_dir, const char *domain, host_log_fn log)
 		       h->path, field);
 		err = -EPROTO;
 	} else {
+		/* Marked first, as host_begin does: a repair cut short is
+		 * taken up again by the next change. */
+		h->books->dirty = UINT64_MAX;
 		users_reap(log_to, h);
 		host_fsck(log_to, h, &c);
 		err = h->books->dirty ? -EIO : 0;

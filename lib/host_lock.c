@@ -128,32 +128,36 @@ int host_lock_take(struct shpmu *pmu, struct host_lock *l, int dir_fd, int op,
 	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* Known to a fork from now on, before it is locked: a child forked
+	 * while we wait must not keep a copy that becomes the holder. */
+	l->fd = fd;
+	remember(l);
 	/* Polled: flock() itself has no timeout, and a signal to end it
-	 * would be the whole process's. */
+	 * would be the whole process's. Short pauses, so that a long waiter
+	 * is not always beaten by newcomers. */
 	while (flock(fd, op | LOCK_NB)) {
 		struct timespec pause = {0, pause_ns};
+		int err = -errno;
 
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (now_ms() >= deadline) {
+		if (err == -EWOULDBLOCK || err == -EINTR) {
+			if (now_ms() < deadline) {
+				nanosleep(&pause, NULL);
+				if (pause_ns < 1000000)
+					pause_ns *= 2;
+				continue;
+			}
 			name_holder(fd, holder, sizeof(holder));
-			close(fd);
 			pr_err(pmu,
 			       "host domain %s: its lock is held by %s: gave "
 			       "up after %u ms (opts.lock_timeout_ms)",
 			       path, holder, timeout_ms);
-			return -ETIMEDOUT;
+			err = -ETIMEDOUT;
 		}
-		nanosleep(&pause, NULL);
-		if (pause_ns < 5000000)
-			pause_ns *= 2;
+		forget(l);
+		close(fd);
+		l->fd = -1;
+		return err;
 	}
-	l->fd = fd;
-	remember(l);
 	log_hold();
 	return 0;
 }

@@ -53,8 +53,11 @@ static int pin(struct shpmu *pmu, const struct host *h, int fd,
 	if (!bpf_obj_pin(fd, path))
 		return 0;
 	err = -errno;
-	pr_err(pmu, "host scope: cannot pin %s/%s: %s", h->path, name,
-	       strerror(-err));
+	pr_err(pmu, "host scope: cannot pin %s/%s: %s%s", h->path, name,
+	       strerror(-err),
+	       err == -ENOENT ? " (pinned through /proc/self/fd: is /proc "
+				"mounted?)"
+			      : "");
 	return err;
 }
 

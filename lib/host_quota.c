@@ -67,11 +67,11 @@ int host_quota_check(struct shpmu *pmu, const struct host_quota *q, uint32_t s,
 	}
 	if (!what)
 		return 0;
-	pr_err(pmu,
-	       "host domain %s: this context counts %u %s already, the most "
-	       "one member may (half of what the domain holds, so that "
-	       "others keep room)",
-	       domain, max, what);
+	pr_warn(pmu,
+		"host domain %s: this context counts %u %s already, the most "
+		"one member may (half of what the domain holds, so that "
+		"others keep room)",
+		domain, max, what);
 	return -ENOSPC;
 }
 

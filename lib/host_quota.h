@@ -15,7 +15,9 @@
 struct shpmu;
 
 struct host_quota {
-	uint32_t refs, slots, tasks; /* held: map_refs entries, slots, tasks */
+	/* Held: refs taken (one per kernel event of this context, an upper
+	 * bound on its map_refs entries), slots and tasks with any. */
+	uint32_t refs, slots, tasks;
 	uint32_t refs_max, slots_max, tasks_max;
 	uint32_t *slot_refs; /* [slots in the domain]: our refs on each */
 	uint32_t *task_refs; /* [MAX_TASK_TARGETS] */

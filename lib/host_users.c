@@ -24,9 +24,18 @@
 #include "process.h"
 #include "task.h"
 
+/* users/, never through a symlink: root's operator tools work in other
+ * uids' domains, whose members could plant one. -1 with errno. */
+static int open_users(const struct host *h)
+{
+	return openat(h->dir_fd, "users",
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* The name of user index's directory under users/. */
 static void user_dir(uint32_t index, char *buf, size_t len)
 {
-	snprintf(buf, len, "users/%u", index);
+	snprintf(buf, len, "%u", index);
 }
 
 static struct flock lock_of_user(short type)
@@ -49,7 +58,7 @@ int users_add(struct shpmu *pmu, struct host *h)
 	struct flock fl = lock_of_user(F_RDLCK);
 	char dir[32];
 	uint32_t i;
-	int fd, err;
+	int fd, users, err;
 
 	for (i = 0; i < MAX_USERS && b->users[i].id; i++)
 		;
@@ -61,9 +70,16 @@ int users_add(struct shpmu *pmu, struct host *h)
 		return -EUSERS;
 	}
 	user_dir(i, dir, sizeof(dir));
-	if (mkdirat(h->dir_fd, dir, 0700) && errno != EEXIST)
+	users = open_users(h);
+	if (users < 0)
 		goto fail;
-	fd = openat(h->dir_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = mkdirat(users, dir, 0700) && errno != EEXIST
+		     ? -1
+		     : openat(users, dir,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = errno;
+	close(users);
+	errno = err;
 	if (fd < 0)
 		goto fail;
 	host_step();
@@ -81,8 +97,8 @@ int users_add(struct shpmu *pmu, struct host *h)
 	return 0;
 fail:
 	err = -errno;
-	pr_err(pmu, "host domain %s: cannot make and lock %s: %s", h->path, dir,
-	       strerror(-err));
+	pr_err(pmu, "host domain %s: cannot make and lock users/%s: %s",
+	       h->path, dir, strerror(-err));
 	return err;
 }
 
@@ -90,9 +106,14 @@ static void clear_user(struct host *h, uint32_t i)
 {
 	char dir[32];
 
+	int users = open_users(h);
+
 	memset(&h->books->users[i], 0, sizeof(h->books->users[i]));
 	user_dir(i, dir, sizeof(dir));
-	unlinkat(h->dir_fd, dir, AT_REMOVEDIR);
+	if (users >= 0) {
+		unlinkat(users, dir, AT_REMOVEDIR);
+		close(users);
+	}
 }
 
 void users_remove(struct host *h)
@@ -125,10 +146,16 @@ static bool dir_locked(int at_fd, const char *name)
  * be as many across the host as the square of the users). */
 static bool holds_lock(struct host *h, uint32_t i)
 {
+	int users = open_users(h);
 	char dir[32];
+	bool held;
 
+	if (users < 0)
+		return errno != ENOENT; /* ENOENT: gone */
 	user_dir(i, dir, sizeof(dir));
-	return dir_locked(h->dir_fd, dir);
+	held = dir_locked(users, dir);
+	close(users);
+	return held;
 }
 
 bool users_alive(struct host *h, uint32_t i)
@@ -170,8 +197,7 @@ uint32_t users_count(const struct host *h)
 
 bool users_live_on_disk(struct host *h)
 {
-	int users = openat(h->dir_fd, "users",
-			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int users = open_users(h);
 	struct dirent *d;
 	bool live = false;
 	DIR *dir;

@@ -49,7 +49,7 @@ static void keep_log(int level, const char *msg, void *arg)
 	size_t used = strlen(logged);
 
 	(void)arg;
-	if (level <= SHPMU_LOG_ERROR)
+	if (level <= SHPMU_LOG_WARN)
 		snprintf(logged + used, sizeof(logged) - used, "%s\n", msg);
 }
 

@@ -135,7 +135,11 @@ struct shpmu_opts {
 	 *  Unrelated groups of agents keep apart by domain. */
 	const char *domain;
 	/** Host scope: a directory on a BPF filesystem, made if missing
-	 *  (its parent must be on one); NULL: "/sys/fs/bpf/shpmu". */
+	 *  (mode 01777, as the layout directory in it, so that several
+	 *  uids keep domains there; its parent must be on one); NULL:
+	 *  "/sys/fs/bpf/shpmu". No component may be a symlink, and each
+	 *  must be root's or this uid's, writable by nobody else unless
+	 *  sticky. */
 	const char *bpffs_dir;
 	/* Added in 0.3. */
 	/** Host scope: the longest wait for the domain's lock, in ms, before
@@ -213,12 +217,13 @@ struct shpmu_stats {
  *         also: ENOENT (no BPF filesystem at bpffs_dir), EPERM (no CAP_BPF
  *         and CAP_PERFMON), EACCES (the domain belongs to another uid or
  *         has a mode other than 0700, or a directory on the way to it
- *         could have its entries swapped by another uid), ELOOP (a
- *         symlink on the way), EPROTO (the domain holds state this build
- *         does not make, or state another process corrupted), EUSERS
- *         (1024 contexts have joined the domain), ETIMEDOUT (the domain's
- *         lock was held longer than lock_timeout_ms). Each is logged with
- *         what to do about it.
+ *         belongs to another uid or is writable by others without the
+ *         sticky bit), ELOOP (a symlink on the way), EINVAL (also a
+ *         ".." in bpffs_dir), ENAMETOOLONG (bpffs_dir), EPROTO (the domain
+ * holds state this build does not make, or state another process corrupted),
+ * EUSERS (1024 contexts have joined the domain), ETIMEDOUT (the domain's lock
+ * was held longer than lock_timeout_ms). Each is logged with what to do about
+ * it.
  */
 SHPMU_API struct shpmu *shpmu_new(const struct shpmu_opts *opts);
 
@@ -250,7 +255,10 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),
  *         -EXDEV (a cgroup path outside the cgroup root), -ENOTDIR and
  *         -ENAMETOOLONG (a cgroup path, see shpmu_cgroup_id()),
- *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full), or
+ *         -EMFILE/-ENFILE (out of fds), -ENOSPC (handle table full; in
+ *         host scope also past this context's share of the domain's
+ *         cgroups, task entries or refs, when the cgroup backend is
+ *         SHPMU_CGROUP_BACKEND_BPF: AUTO counts it with classic events), or
  *         what perf_event_open(2) returned (-ENOENT: no such event here,
  *         -EACCES: not allowed, see the log for what to change). Host
  *         scope also: -ETIMEDOUT (the domain's lock was held longer than
@@ -337,6 +345,9 @@ SHPMU_API int shpmu_reset(struct shpmu *pmu, int h);
 
 /**
  * @brief Closes a handle; the kernel event closes with its last handle.
+ * In host scope, a close that cannot take the domain's lock within
+ * opts.lock_timeout_ms still closes the handle (logging why); what it
+ * held in the domain is dropped when the context leaves.
  * @return 0, or -EBADF for a handle that is not open (closed twice, stale,
  *         made up).
  */
