@@ -14,7 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <shpmu/shpmu.h>
+
 #include "helpers.h"
+#include "host_layout.h"
 #include "host_lock.h"
 
 static char mnt[PATH_MAX], dir[PATH_MAX + 16];
@@ -69,6 +72,27 @@ void host_fs_teardown(void)
 const char *host_bpffs(void)
 {
 	return dir;
+}
+
+const char *host_domain_dir(const char *domain)
+{
+	static char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/layout-%u/%s", dir, host_layout(),
+		 domain);
+	return path;
+}
+
+char host_logged[16384];
+
+void host_keep_log(int level, const char *msg, void *arg)
+{
+	size_t used = strlen(host_logged);
+
+	(void)arg;
+	if (level <= SHPMU_LOG_INFO)
+		snprintf(host_logged + used, sizeof(host_logged) - used, "%s\n",
+			 msg);
 }
 
 bool helper_start(struct helper *h, int *err, ...)

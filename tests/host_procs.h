@@ -25,6 +25,15 @@ const char *host_bpffs(void);
 /* Every path under host_bpffs(), one per line ("" when empty). */
 const char *host_residue(void);
 
+/* The directory of domain under host_bpffs(), this build's layout. */
+const char *host_domain_dir(const char *domain);
+
+/* A log callback (opts.log) keeping every message up to info, one a
+ * line, in host_logged, for tests that look for a reason; clear it
+ * before the call whose messages matter. */
+void host_keep_log(int level, const char *msg, void *arg);
+extern char host_logged[16384];
+
 /* Runs shpmu-host (SHPMU_HOST_TOOL) with args on host_bpffs(): its exit
  * status, and what it printed (stdout and stderr) in out. */
 int host_tool(char *out, size_t len, const char *args);

@@ -27,23 +27,12 @@
 TestSuite(host_dirs, .init = host_fs_setup, .fini = host_fs_teardown,
 	  .timeout = 120);
 
-static char logged[8192];
-
-static void keep_log(int level, const char *msg, void *arg)
-{
-	size_t used = strlen(logged);
-
-	(void)arg;
-	if (level <= SHPMU_LOG_ERROR)
-		snprintf(logged + used, sizeof(logged) - used, "%s\n", msg);
-}
-
 static struct shpmu *join_at(const char *bpffs_dir, const char *domain)
 {
 	SHPMU_OPTS(o, .scope = SHPMU_SCOPE_HOST, .domain = domain,
-		   .bpffs_dir = bpffs_dir, .log = keep_log);
+		   .bpffs_dir = bpffs_dir, .log = host_keep_log);
 
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	return shpmu_new(&o);
 }
 
@@ -61,7 +50,8 @@ static void expect_refused(const char *bpffs_dir, const char *domain, int err,
 	cr_expect_null(pmu, "%s joined", domain);
 	cr_expect_eq(errno, err, "%s: %s, not %s", domain, strerror(errno),
 		     strerror(err));
-	cr_expect(strstr(logged, says), "no \"%s\" in: %s", says, logged);
+	cr_expect(strstr(host_logged, says), "no \"%s\" in: %s", says,
+		  host_logged);
 	shpmu_free(pmu);
 }
 
@@ -71,14 +61,6 @@ static const char *layout_dir(void)
 
 	snprintf(path, sizeof(path), "%s/layout-%u", host_bpffs(),
 		 host_layout());
-	return path;
-}
-
-static const char *in_layout(const char *name)
-{
-	static char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/%s", layout_dir(), name);
 	return path;
 }
 
@@ -148,8 +130,8 @@ Test(host_dirs, a_symlink_in_place_of_a_domain_is_not_followed)
 	struct shpmu *first = join("default");
 	char *target = root_only_dir();
 
-	cr_assert(first, "%s", logged);
-	plant(SYMLINK, in_layout("victim"), target);
+	cr_assert(first, "%s", host_logged);
+	plant(SYMLINK, host_domain_dir("victim"), target);
 	expect_refused(host_bpffs(), "victim", ELOOP, "is a symlink");
 	/* The operator's view and remove do not follow it either. */
 	{
@@ -160,7 +142,7 @@ Test(host_dirs, a_symlink_in_place_of_a_domain_is_not_followed)
 	}
 	expect_untouched(target);
 	shpmu_free(first);
-	cr_expect_eq(unlink(in_layout("victim")), 0);
+	cr_expect_eq(unlink(host_domain_dir("victim")), 0);
 	cr_expect_eq(rmdir(layout_dir()), 0);
 }
 
@@ -168,18 +150,18 @@ Test(host_dirs, another_uid_s_directory_in_place_of_a_domain_is_refused)
 {
 	struct shpmu *first = join("default"), *second;
 
-	cr_assert(first, "%s", logged);
-	plant(DIRECTORY, in_layout("planted"), NULL);
+	cr_assert(first, "%s", host_logged);
+	plant(DIRECTORY, host_domain_dir("planted"), NULL);
 	expect_refused(host_bpffs(), "planted", EACCES, "belongs to uid 65534");
 	/* Root's own domain with its mode changed: refused too. */
-	cr_assert_eq(chmod(in_layout("default"), 0755), 0);
+	cr_assert_eq(chmod(host_domain_dir("default"), 0755), 0);
 	expect_refused(host_bpffs(), "default", EACCES, "has mode 0755");
-	cr_assert_eq(chmod(in_layout("default"), 0700), 0);
+	cr_assert_eq(chmod(host_domain_dir("default"), 0700), 0);
 	second = join("default");
-	cr_expect(second, "%s", logged);
+	cr_expect(second, "%s", host_logged);
 	shpmu_free(second);
 	shpmu_free(first);
-	cr_expect_eq(rmdir(in_layout("planted")), 0);
+	cr_expect_eq(rmdir(host_domain_dir("planted")), 0);
 	cr_expect_eq(rmdir(layout_dir()), 0);
 }
 
@@ -188,7 +170,7 @@ Test(host_dirs, a_layout_directory_another_uid_could_swap_is_refused)
 	struct shpmu *pmu = join("default");
 
 	/* A first join and leave leave bpffs_dir (01777) behind only. */
-	cr_assert(pmu, "%s", logged);
+	cr_assert(pmu, "%s", host_logged);
 	shpmu_free(pmu);
 	cr_assert_str_empty(host_residue());
 	plant(OPEN_LAYOUT, layout_dir(), NULL);
@@ -202,7 +184,7 @@ Test(host_dirs, a_layout_directory_another_uid_could_swap_is_refused)
 	/* Root's own, made by a join, is taken. */
 	cr_assert_eq(rmdir(layout_dir()), 0);
 	pmu = join("default");
-	cr_expect(pmu, "%s", logged);
+	cr_expect(pmu, "%s", host_logged);
 	shpmu_free(pmu);
 	cr_expect_str_empty(host_residue());
 }

@@ -40,41 +40,19 @@
 TestSuite(host_hostile, .init = host_fs_setup, .fini = host_fs_teardown,
 	  .timeout = 120);
 
-static char logged[8192];
-
-/* Keeps the error messages a context logs. */
-static void keep_log(int level, const char *msg, void *arg)
-{
-	size_t used = strlen(logged);
-
-	(void)arg;
-	if (level <= SHPMU_LOG_ERROR)
-		snprintf(logged + used, sizeof(logged) - used, "%s\n", msg);
-}
-
 static struct shpmu *join(void)
 {
 	SHPMU_OPTS(o, .scope = SHPMU_SCOPE_HOST, .domain = "default",
-		   .bpffs_dir = host_bpffs(), .log = keep_log);
+		   .bpffs_dir = host_bpffs(), .log = host_keep_log);
 
 	return shpmu_new(&o);
-}
-
-/* The domain's directory, and the path of its pin name. */
-static const char *domain_dir(void)
-{
-	static char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/layout-%u/default", host_bpffs(),
-		 host_layout());
-	return path;
 }
 
 static const char *pin_path(const char *name)
 {
 	static char path[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/%s", domain_dir(), name);
+	snprintf(path, sizeof(path), "%s/%s", host_domain_dir("default"), name);
 	return path;
 }
 
@@ -98,12 +76,12 @@ static void expect_refused(struct helper *m, int h, const char *name)
 	int err;
 
 	before = strtoull(helper_ok(m, "read h %d", h), NULL, 10);
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	cr_expect_null(join(), "a joiner took a domain whose %s was changed",
 		       name);
 	cr_expect_eq(errno, EPROTO, "joiner: %s, not EPROTO", strerror(errno));
-	cr_expect(strstr(logged, name), "the joiner's message names %s: %s",
-		  name, logged);
+	cr_expect(strstr(host_logged, name),
+		  "the joiner's message names %s: %s", name, host_logged);
 	err = host_view_read(host_bpffs(), "default", NULL, &v);
 	cr_expect_eq(err, -EPROTO, "host_view_read: %s, not EPROTO",
 		     strerror(-err));
@@ -147,7 +125,7 @@ Test(host_hostile, two_swapped_pins_are_refused)
 
 	member(&m, &h);
 
-	int dir = open(domain_dir(), O_RDONLY | O_DIRECTORY);
+	int dir = open(host_domain_dir("default"), O_RDONLY | O_DIRECTORY);
 
 	cr_assert_geq(dir, 0);
 	cr_assert_eq(renameat2(dir, "map_slots", dir, "map_task_links",
@@ -267,14 +245,15 @@ static void expect_survived(struct helper *m, const char *rel, const char *what,
 	cr_expect(!strncmp(reply, "err 71", 6) /* EPROTO */ ||
 			  (!field && !strncmp(reply, "ok", 2)),
 		  "%s: the member's open: %s", what, reply);
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	errno = 0;
 	joiner = join();
 	if (field) {
 		cr_expect(!joiner && errno == EPROTO, "%s: joiner: %s", what,
 			  joiner ? "joined" : strerror(errno));
-		cr_expect(strstr(logged, field), "%s: the message names %s: %s",
-			  what, field, logged);
+		cr_expect(strstr(host_logged, field),
+			  "%s: the message names %s: %s", what, field,
+			  host_logged);
 	} else {
 		cr_expect(joiner || errno == EPROTO, "%s: joiner: %s", what,
 			  strerror(errno));

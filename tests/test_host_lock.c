@@ -32,17 +32,6 @@
 TestSuite(host_lock, .init = host_fs_setup, .fini = host_fs_teardown,
 	  .timeout = 120);
 
-static char logged[8192];
-
-static void keep_log(int level, const char *msg, void *arg)
-{
-	size_t used = strlen(logged);
-
-	(void)level;
-	(void)arg;
-	snprintf(logged + used, sizeof(logged) - used, "%s\n", msg);
-}
-
 static struct shpmu *join(unsigned int timeout_ms,
 			  void (*log)(int, const char *, void *))
 {
@@ -51,15 +40,6 @@ static struct shpmu *join(unsigned int timeout_ms,
 		   .lock_timeout_ms = timeout_ms);
 
 	return shpmu_new(&o);
-}
-
-static const char *domain_dir(void)
-{
-	static char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/layout-%u/default", host_bpffs(),
-		 host_layout());
-	return path;
 }
 
 static double now_ms(void)
@@ -93,7 +73,8 @@ static pid_t stuck_holder(int *release)
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (!pid) {
-		int fd = open(domain_dir(), O_RDONLY | O_DIRECTORY);
+		int fd = open(host_domain_dir("default"),
+			      O_RDONLY | O_DIRECTORY);
 
 		close(go[1]); /* (so that the parent's close ends the read) */
 		if (fd < 0 || flock(fd, LOCK_EX) ||
@@ -116,7 +97,7 @@ static pid_t stuck_holder(int *release)
 
 Test(host_lock, a_held_lock_times_out_naming_its_holder)
 {
-	struct shpmu *member = join(300, keep_log), *joiner;
+	struct shpmu *member = join(300, host_keep_log), *joiner;
 	struct shpmu_stats st;
 	struct host_view v;
 	char holder[32];
@@ -124,19 +105,20 @@ Test(host_lock, a_held_lock_times_out_naming_its_holder)
 	int release, status;
 	pid_t pid;
 
-	cr_assert(member, "%s", logged);
+	cr_assert(member, "%s", host_logged);
 	pid = stuck_holder(&release);
 	snprintf(holder, sizeof(holder), "pid %d", pid);
 
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	start = now_ms();
-	joiner = join(300, keep_log);
+	joiner = join(300, host_keep_log);
 	took = now_ms() - start;
 	cr_expect_null(joiner);
 	cr_expect_eq(errno, ETIMEDOUT, "%s", strerror(errno));
 	cr_expect_geq(took, 300);
 	cr_expect_lt(took, 300 + OVERSHOOT_MS);
-	cr_expect(strstr(logged, holder), "no \"%s\" in: %s", holder, logged);
+	cr_expect(strstr(host_logged, holder), "no \"%s\" in: %s", holder,
+		  host_logged);
 
 	/* A member's open gives up the same way, and changes nothing. */
 	cr_expect_eq(open_cpu0(member), -ETIMEDOUT);
@@ -154,8 +136,8 @@ Test(host_lock, a_held_lock_times_out_naming_its_holder)
 	close(release);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect_geq(open_cpu0(member), 0);
-	joiner = join(300, keep_log);
-	cr_expect(joiner, "%s", logged);
+	joiner = join(300, host_keep_log);
+	cr_expect(joiner, "%s", host_logged);
 	shpmu_free(joiner);
 	shpmu_free(member);
 }
@@ -167,8 +149,8 @@ Test(host_lock, a_held_lock_times_out_naming_its_holder)
 Test(host_lock, a_close_that_times_out_gives_its_share_back)
 {
 	SHPMU_OPTS(o, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
-		   .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF, .log = keep_log,
-		   .lock_timeout_ms = 300);
+		   .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF,
+		   .log = host_keep_log, .lock_timeout_ms = 300);
 	struct perf_event_attr attr = {.size = sizeof(attr),
 				       .type = PERF_TYPE_SOFTWARE,
 				       .config = PERF_COUNT_SW_TASK_CLOCK};
@@ -179,17 +161,17 @@ Test(host_lock, a_close_that_times_out_gives_its_share_back)
 
 	shpmu__host_quota = 1; /* one task entry */
 	pmu = shpmu_new(&o);
-	cr_assert(pmu, "%s", logged);
+	cr_assert(pmu, "%s", host_logged);
 	h = shpmu_open(pmu, &attr, &t);
-	cr_assert_geq(h, 0, "%s", logged);
+	cr_assert_geq(h, 0, "%s", host_logged);
 	holder = stuck_holder(&release);
 	cr_expect_eq(shpmu_close(pmu, h), 0);
 	close(release);
 	cr_assert_eq(waitpid(holder, &status, 0), holder);
 	t.pid = getppid(); /* another task */
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	h = shpmu_open(pmu, &attr, &t);
-	cr_expect_geq(h, 0, "the share was not given back: %s", logged);
+	cr_expect_geq(h, 0, "the share was not given back: %s", host_logged);
 	shpmu_free(pmu);
 }
 
@@ -235,9 +217,9 @@ static void fork_leaves_no_lock(bool execs)
 	cr_assert_eq(kill(kid, 0), 0, "the member's child lives on");
 
 	/* With the lock kept by the child, this join would time out. */
-	logged[0] = '\0';
-	joiner = join(5000, keep_log);
-	cr_expect(joiner, "the member's child kept the lock: %s", logged);
+	host_logged[0] = '\0';
+	joiner = join(5000, host_keep_log);
+	cr_expect(joiner, "the member's child kept the lock: %s", host_logged);
 	shpmu_free(joiner);
 	kill(kid, SIGKILL);
 	waitpid(kid, &status, 0);
@@ -258,11 +240,11 @@ static int logs_seen, logs_under_lock;
 /* Whether the domain's lock is free now: taken and given back at once. */
 static void check_lock_free(int level, const char *msg, void *arg)
 {
-	int fd = open(domain_dir(), O_RDONLY | O_DIRECTORY);
+	int fd = open(host_domain_dir("default"), O_RDONLY | O_DIRECTORY);
 
 	(void)level;
 	(void)arg;
-	keep_log(level, msg, arg);
+	host_keep_log(level, msg, arg);
 	logs_seen++;
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB))
 		logs_under_lock++;
@@ -287,10 +269,11 @@ Test(host_lock, the_log_callback_runs_without_the_lock)
 	cr_assert_eq(waitpid(member, &status, 0), member);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	pmu = join(0, check_lock_free);
-	cr_assert(pmu, "%s", logged);
-	cr_expect(strstr(logged, "is gone: reclaiming"), "%s", logged);
+	cr_assert(pmu, "%s", host_logged);
+	cr_expect(strstr(host_logged, "is gone: reclaiming"), "%s",
+		  host_logged);
 	cr_expect_gt(logs_seen, 0);
 	cr_expect_eq(logs_under_lock, 0, "%d of %d messages under the lock",
 		     logs_under_lock, logs_seen);
@@ -321,11 +304,11 @@ static int count_fds(void)
 
 Test(host_lock, a_member_keeps_no_fd_per_other_member)
 {
-	struct shpmu *pmu = join(0, keep_log);
+	struct shpmu *pmu = join(0, host_keep_log);
 	struct helper others[6];
 	int before, after, h;
 
-	cr_assert(pmu, "%s", logged);
+	cr_assert(pmu, "%s", host_logged);
 	/* A change looks at every user's lock. */
 	h = open_cpu0(pmu);
 	cr_assert_geq(h, 0);

@@ -42,26 +42,15 @@ static void teardown(void)
 
 TestSuite(host_quota, .init = setup, .fini = teardown, .timeout = 120);
 
-static char logged[4096];
-
-static void keep_log(int level, const char *msg, void *arg)
-{
-	size_t used = strlen(logged);
-
-	(void)arg;
-	if (level <= SHPMU_LOG_WARN)
-		snprintf(logged + used, sizeof(logged) - used, "%s\n", msg);
-}
-
 /* backend: SHPMU_CGROUP_BACKEND_BPF to be refused past the share, AUTO
  * to be given classic events there. */
 static struct shpmu *join_with(enum shpmu_cgroup_backend backend)
 {
 	SHPMU_OPTS(o, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
-		   .cgroup_backend = backend, .log = keep_log);
+		   .cgroup_backend = backend, .log = host_keep_log);
 	struct shpmu *pmu = shpmu_new(&o);
 
-	cr_assert(pmu, "%s", logged);
+	cr_assert(pmu, "%s", host_logged);
 	return pmu;
 }
 
@@ -87,9 +76,10 @@ static void expect_over(struct shpmu *pmu, uint64_t config,
 	struct shpmu_stats before, after;
 
 	cr_assert_eq(shpmu_get_stats(pmu, &before), 0);
-	logged[0] = '\0';
+	host_logged[0] = '\0';
 	cr_expect_eq(open_on(pmu, config, t), -ENOSPC);
-	cr_expect(strstr(logged, what), "no \"%s\" in: %s", what, logged);
+	cr_expect(strstr(host_logged, what), "no \"%s\" in: %s", what,
+		  host_logged);
 	cr_assert_eq(shpmu_get_stats(pmu, &after), 0);
 	cr_expect_eq(after.handles, before.handles);
 	cr_expect_eq(after.kernel_events, before.kernel_events);
@@ -121,12 +111,12 @@ Test(host_quota, a_member_counts_at_most_its_share_of_cgroups)
 	for (int i = 0; i < 2; i++) {
 		t.cgroup_path = rel[i];
 		cr_assert_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0,
-			      "%s", logged);
+			      "%s", host_logged);
 	}
 	/* A second event on a cgroup it counts already takes no slot. */
 	t.cgroup_path = rel[0];
 	cr_expect_geq(open_on(pmu, PERF_COUNT_SW_CPU_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	t.cgroup_path = rel[2];
 	expect_over(pmu, PERF_COUNT_SW_TASK_CLOCK, &t, "2 cgroups");
 	snprintf(target, sizeof(target), "cg:%s", rel[2]);
@@ -149,11 +139,11 @@ Test(host_quota, past_its_share_auto_counts_with_classic_events)
 		t.cgroup_path = rel[i];
 		if (i == 2)
 			cr_assert_eq(shpmu_get_stats(pmu, &before), 0);
-		logged[0] = '\0';
+		host_logged[0] = '\0';
 		cr_assert_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0,
-			      "%s", logged);
+			      "%s", host_logged);
 	}
-	cr_expect(strstr(logged, "2 cgroups"), "%s", logged);
+	cr_expect(strstr(host_logged, "2 cgroups"), "%s", host_logged);
 	cr_assert_eq(shpmu_get_stats(pmu, &after), 0);
 	/* One classic event per CPU, where the BPF backend costs none. */
 	cr_expect_gt(after.kernel_fds, before.kernel_fds);
@@ -176,10 +166,10 @@ Test(host_quota, a_member_counts_at_most_its_share_of_tasks)
 	}
 	t.pid = 0;
 	cr_assert_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	t.pid = kids[0];
 	cr_assert_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	t.pid = kids[1];
 	expect_over(pmu, PERF_COUNT_SW_TASK_CLOCK, &t, "2 tasks");
 	shpmu_free(pmu);
@@ -198,12 +188,12 @@ Test(host_quota, a_member_holds_at_most_its_share_of_refs)
 	pmu = join();
 
 	cr_assert_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	cr_assert_geq(open_on(pmu, PERF_COUNT_SW_CPU_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	/* A handle on a kernel event it holds already costs no ref. */
 	cr_expect_geq(open_on(pmu, PERF_COUNT_SW_TASK_CLOCK, &t), 0, "%s",
-		      logged);
+		      host_logged);
 	expect_over(pmu, PERF_COUNT_SW_PAGE_FAULTS, &t, "2 kernel events");
 	expect_other_opens("cpu:0");
 	shpmu_free(pmu);
