@@ -100,10 +100,11 @@ bool switch_cgroups_make(struct shpmu *pmu);
 void switch_cgroups_remove(void);
 double ping_pong(void);
 int open_cgroup(struct shpmu *pmu, const char *name, uint64_t config);
-/* Host scope: events with 16 processes, reads, the ping-pong. */
+/* Host scope: events with 16 processes, reads, the ping-pong, an open
+ * and close among 16 other members. */
 void bench_host(struct figure *host_events, struct figure *local_events,
 		struct figure *read_many, struct figure *cached,
-		struct figure *switches);
+		struct figure *switches, struct figure *open_close);
 /* Task and process targets through BPF: the ping-pong with 1000 counted
  * processes, in one counted cgroup, and with an empty program on the
  * context-switches and the cgroup-switches software events (what any

@@ -20,6 +20,7 @@
 #include "bench.h"
 
 #define NPROCS 16
+#define NFIGS  6 /* bench_host's */
 
 static char bpffs[PATH_MAX], domain_dir[PATH_MAX + 16];
 
@@ -243,6 +244,58 @@ static void cached_ratio(struct figure *f)
 	shpmu_free(host);
 }
 
+/* ns per open and close of a handle on a counted cgroup in p. */
+static double time_open_close(struct shpmu *p)
+{
+	enum { N = 200 };
+	double t0 = now_ns();
+
+	for (int i = 0; i < N; i++) {
+		int h = open_cgroup(p, "ping", PERF_COUNT_SW_TASK_CLOCK);
+
+		if (h < 0 || shpmu_close(p, h))
+			die("open and close", h < 0 ? -h : errno);
+	}
+	return (now_ns() - t0) / N;
+}
+
+/* An open and a close in host scope, each a change of the domain under
+ * its lock that looks at every member's liveness (16 others here), the
+ * cgroup counted and let go each time, against the same in process
+ * scope's BPF backend. */
+static void open_close_16(struct figure *f)
+{
+	struct shpmu *host =
+		context(SHPMU_SCOPE_HOST, SHPMU_CGROUP_BACKEND_AUTO);
+	struct shpmu *local =
+		context(SHPMU_SCOPE_PROCESS, SHPMU_CGROUP_BACKEND_BPF);
+	double samples[REPS], h = 0, l = 0;
+	pid_t pids[NPROCS];
+	int go;
+
+	if (!host || !local)
+		die("shpmu_new", errno);
+	if (start_procs(SHPMU_SCOPE_HOST, EIGHT_ON_ALL_CPUS, pids, &go)) {
+		figure_skip(f, "a process could not open its events");
+		stop_procs(pids, go);
+		shpmu_free(local);
+		shpmu_free(host);
+		return;
+	}
+	for (int r = 0; r < REPS; r++) {
+		h = time_open_close(host);
+		l = time_open_close(local);
+		samples[r] = h / l;
+	}
+	figure_set(f, samples, REPS);
+	snprintf(f->note, sizeof(f->note),
+		 "host %.1f us (17 members), process-scope BPF %.1f us",
+		 h / 1e3, l / 1e3);
+	stop_procs(pids, go);
+	shpmu_free(local);
+	shpmu_free(host);
+}
+
 static void switch_16(struct figure *f)
 {
 	double samples[REPS];
@@ -281,7 +334,7 @@ static void run_all(struct figure *figs)
 	snprintf(domain_dir, sizeof(domain_dir), "%s/shpmu", bpffs);
 	host = context(SHPMU_SCOPE_HOST, SHPMU_CGROUP_BACKEND_AUTO);
 	if (!probe || !host || !switch_cgroups_make(probe)) {
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < NFIGS; i++)
 			figure_skip(&figs[i], host ? "needs cgroups"
 						   : "host scope cannot work "
 						     "here (root, BPF)");
@@ -294,6 +347,7 @@ static void run_all(struct figure *figs)
 		cached_ratio(&figs[3]);
 		ping_pong(); /* warm-up */
 		switch_16(&figs[4]);
+		open_close_16(&figs[5]);
 	}
 	shpmu_free(host);
 	shpmu_free(probe);
@@ -304,19 +358,19 @@ static void run_all(struct figure *figs)
 
 void bench_host(struct figure *host_events, struct figure *local_events,
 		struct figure *read_many, struct figure *cached,
-		struct figure *switches)
+		struct figure *switches, struct figure *open_close)
 {
-	struct figure *mine[5] = {host_events, local_events, read_many, cached,
-				  switches};
+	struct figure *mine[NFIGS] = {host_events, local_events, read_many,
+				      cached,	   switches,	 open_close};
 	struct figure *shared =
-		mmap(NULL, 5 * sizeof(*shared), PROT_READ | PROT_WRITE,
+		mmap(NULL, NFIGS * sizeof(*shared), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int status = 0;
 	pid_t pid;
 
 	if (shared == MAP_FAILED)
 		die("mmap", errno);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NFIGS; i++)
 		shared[i] = *mine[i];
 	pid = fork();
 	if (pid == 0) {
@@ -324,11 +378,11 @@ void bench_host(struct figure *host_events, struct figure *local_events,
 		_exit(0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status) {
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < NFIGS; i++)
 			figure_skip(mine[i], "the host-scope run failed");
 	} else {
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < NFIGS; i++)
 			*mine[i] = shared[i];
 	}
-	munmap(shared, 5 * sizeof(*shared));
+	munmap(shared, NFIGS * sizeof(*shared));
 }

@@ -129,6 +129,11 @@ static struct row rows[] = {
 			 "none"},
 	 .goal = AT_MOST,
 	 .target = 1.05},
+	{.fig = {.key = "host_open_close_ratio",
+		 .what = "open + close of a cgroup handle, host scope among 16 "
+			 "members / process-scope BPF"},
+	 .goal = NONE,
+	 .target = 0},
 	{.fig = {.key = "bpf_task_switch_overhead_1000",
 		 .what = "ping-pong, 1000 processes counted by BPF / none"},
 	 .goal = AT_MOST,
@@ -189,6 +194,7 @@ static const char *const host_keys[] = {
 	"host_read_many_ratio",
 	"host_cached_read_ratio",
 	"host_switch_overhead_16_procs",
+	"host_open_close_ratio",
 	"bpf_task_switch_overhead_1000",
 	"bpf_same_set_switch_overhead",
 	"bpf_empty_trigger_floor_context",
@@ -359,7 +365,8 @@ int main(int argc, char **argv)
 #ifdef HAVE_HOST_SCOPE
 	bench_host(fig("host_events_16_procs"), fig("local_events_16_procs"),
 		   fig("host_read_many_ratio"), fig("host_cached_read_ratio"),
-		   fig("host_switch_overhead_16_procs"));
+		   fig("host_switch_overhead_16_procs"),
+		   fig("host_open_close_ratio"));
 	bench_task_targets(fig("bpf_task_switch_overhead_1000"),
 			   fig("bpf_same_set_switch_overhead"),
 			   fig("bpf_empty_trigger_floor_context"),

@@ -127,8 +127,10 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain)
 	struct host *h = calloc(1, sizeof(*h));
 	size_t len;
 
-	if (!h)
+	if (!h || !bpffs_dir || !domain) {
+		free(h);
 		return NULL;
+	}
 	snprintf(h->layout_name, sizeof(h->layout_name), "layout-%u",
 		 host_layout());
 	len = strlen(bpffs_dir) + strlen(h->layout_name) + strlen(domain) + 3;
@@ -146,7 +148,8 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain)
 		return NULL;
 	}
 	h->bpffs_fd = h->layout_fd = h->dir_fd = -1;
-	h->refs_fd = h->user_fd = -1;
+	h->refs_fd = -1;
+	h->users.fd = -1;
 	h->lock.fd = -1;
 	h->lock_timeout_ms = shpmu__host_lock_timeout_ms
 				     ? shpmu__host_lock_timeout_ms
@@ -171,7 +174,8 @@ void host_release(struct host *h, struct counted *c)
 	if (h->books)
 		munmap(h->books, h->books_len);
 	close_fd(&h->refs_fd);
-	close_fd(&h->user_fd);
+	/* (Closing it gives back our byte of users/, if still held.) */
+	host_lock_close(&h->users);
 	/* (In a forked child the lock's fd is closed already: host_lock.h.) */
 	host_lock_drop(&h->lock);
 	close_fd(&h->dir_fd);

@@ -11,8 +11,8 @@
  *                                      its maps (bpf/cgroup_counter.bpf.c)
  *       map_books                      the books (books.h), mmapable
  *       map_refs                       (user id, event, slot) -> refs
- *       users/<index>/                 one per joined context: it holds
- *                                      a lock on it while it lives
+ *       users/                         each joined context holds a lock
+ *                                      on its byte <index> while it lives
  *
  * Changes are serialized by flock() on the domain directory (host_lock.h:
  * bounded waits; a fork's copies closed in the child), which the kernel

@@ -4,14 +4,15 @@
  * books (books.h), the program's maps (bpf/cgroup_counter.h) and the event
  * key (key.h). Builds with different layouts keep to different
  * directories (<bpffs>/layout-N/), so they never read each other's state.
- * Bump HOST_LAYOUT with any change to those structures.
+ * Bump HOST_LAYOUT with any change to those structures, or to how they
+ * are shared (3: users' liveness as byte locks on users/).
  */
 #ifndef SHPMU_HOST_LAYOUT_H
 #define SHPMU_HOST_LAYOUT_H
 
 #include <stdint.h>
 
-#define HOST_LAYOUT 2
+#define HOST_LAYOUT 3
 
 /* For tests: when non-zero, the layout this process claims to have. */
 extern uint32_t shpmu__host_layout;

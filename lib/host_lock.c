@@ -172,3 +172,19 @@ void host_lock_drop(struct host_lock *l)
 	l->fd = -1;
 	log_release();
 }
+
+void host_lock_keep_from_forks(struct host_lock *l, int fd)
+{
+	pthread_once(&atfork_once, register_atfork);
+	l->fd = fd;
+	remember(l);
+}
+
+void host_lock_close(struct host_lock *l)
+{
+	if (l->fd < 0)
+		return;
+	forget(l);
+	close(l->fd);
+	l->fd = -1;
+}

@@ -33,4 +33,10 @@ int host_lock_take(struct shpmu *pmu, struct host_lock *l, int dir_fd, int op,
 /* Gives it back, then passes on the messages held back meanwhile. */
 void host_lock_drop(struct host_lock *l);
 
+/* Keeps fd in l, to be closed by a forked child as a held lock's is (an
+ * fd whose open file description holds locks of its own). */
+void host_lock_keep_from_forks(struct host_lock *l, int fd);
+/* Closes what host_lock_keep_from_forks kept (nothing if l->fd < 0). */
+void host_lock_close(struct host_lock *l);
+
 #endif

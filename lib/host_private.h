@@ -37,7 +37,7 @@ struct host {
 	uint32_t max_slots, nr_cpus;
 	uint32_t user;		 /* our entry in books->users */
 	uint64_t user_id;	 /* its id */
-	int user_fd;		 /* users/<user>, which we hold a lock on */
+	struct host_lock users;	 /* users/, our byte of it locked */
 	struct host_quota quota; /* what this member holds, and may */
 };
 
@@ -85,8 +85,7 @@ bool users_alive(struct host *h, uint32_t i);
 bool users_reap(struct shpmu *pmu, struct host *h);
 uint32_t users_count(const struct host *h);
 /* For a domain whose books cannot be trusted: whether a live process
- * holds the lock of any users/<index> directory; when none does, those
- * directories are removed. */
+ * holds a lock on any byte of users/. */
 bool users_live_on_disk(struct host *h);
 
 /* host_fsck.c: after users_reap, or with the books found dirty: drops

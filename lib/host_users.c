@@ -1,46 +1,56 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Who is alive among a domain's users. Each context that joins holds a
- * POSIX read lock on its own directory users/<index>: the kernel drops
- * it when the process dies or execs, whatever pid namespace it lives in
- * and however its pid is reused, and a forked child does not inherit it.
- * Another process sees the lock with F_GETLK; our own process cannot see
- * its own locks, so its users are told by the process token instead.
+ * Who is alive among a domain's users. Each context that joins holds an
+ * open file description lock (F_OFD_SETLK) for reading on byte <index>
+ * of the directory users/, through its own descriptor of it: the kernel
+ * drops it when the process dies or execs, whatever pid namespace it
+ * lives in and however its pid is reused. A forked child closes its copy
+ * of that descriptor (host_lock.h), so that it does not keep a dead
+ * parent's entry alive. Another context, in this process or another,
+ * sees the lock with F_OFD_GETLK through its own descriptor: one system
+ * call per user, and one descriptor per context whatever the number of
+ * users. A context's own lock is invisible to its own descriptor, so
+ * this process's users are told by the process token instead.
  */
 #include "host_private.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host.h"
+#include "host_lock.h"
 #include "host_step.h"
 #include "log.h"
 #include "process.h"
 #include "task.h"
 
-/* users/, never through a symlink: root's operator tools work in other
- * uids' domains, whose members could plant one. -1 with errno. */
-static int open_users(const struct host *h)
+/* users/, opened once per context, never through a symlink (root's
+ * operator tools work in other uids' domains, whose members could plant
+ * one), and closed by a forked child. -1 with errno. */
+static int open_users(struct host *h)
 {
-	return openat(h->dir_fd, "users",
-		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd;
+
+	if (h->users.fd >= 0)
+		return h->users.fd;
+	fd = openat(h->dir_fd, "users",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		host_lock_keep_from_forks(&h->users, fd);
+	return fd;
 }
 
-/* The name of user index's directory under users/. */
-static void user_dir(uint32_t index, char *buf, size_t len)
+/* Bytes [first, first + n) of users/, for a lock of type. */
+static struct flock users_bytes(short type, uint32_t first, uint32_t n)
 {
-	snprintf(buf, len, "%u", index);
-}
-
-static struct flock lock_of_user(short type)
-{
-	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_len = 1};
+	struct flock fl = {.l_type = type,
+			   .l_whence = SEEK_SET,
+			   .l_start = first,
+			   .l_len = n};
 
 	return fl;
 }
@@ -55,10 +65,9 @@ static void describe_self(struct books_user *u)
 int users_add(struct shpmu *pmu, struct host *h)
 {
 	struct books *b = h->books;
-	struct flock fl = lock_of_user(F_RDLCK);
-	char dir[32];
+	struct flock fl;
 	uint32_t i;
-	int fd, users, err;
+	int fd, err;
 
 	for (i = 0; i < MAX_USERS && b->users[i].id; i++)
 		;
@@ -69,100 +78,55 @@ int users_add(struct shpmu *pmu, struct host *h)
 		       h->path, MAX_USERS);
 		return -EUSERS;
 	}
-	user_dir(i, dir, sizeof(dir));
-	users = open_users(h);
-	if (users < 0)
-		goto fail;
-	fd = mkdirat(users, dir, 0700) && errno != EEXIST
-		     ? -1
-		     : openat(users, dir,
-			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	err = errno;
-	close(users);
-	errno = err;
+	fd = open_users(h);
 	if (fd < 0)
 		goto fail;
 	host_step();
-	if (fcntl(fd, F_SETLK, &fl)) {
-		close(fd);
+	fl = users_bytes(F_RDLCK, i, 1);
+	if (fcntl(fd, F_OFD_SETLK, &fl))
 		goto fail;
-	}
 	memset(&b->users[i], 0, sizeof(b->users[i]));
 	describe_self(&b->users[i]);
 	b->users[i].token = task_process_token();
 	b->users[i].id = b->next_user_id++;
 	h->user = i;
 	h->user_id = b->users[i].id;
-	h->user_fd = fd;
 	return 0;
 fail:
 	err = -errno;
-	pr_err(pmu, "host domain %s: cannot make and lock users/%s: %s",
-	       h->path, dir, strerror(-err));
+	pr_err(pmu, "host domain %s: cannot lock its byte %u of users/: %s",
+	       h->path, i, strerror(-err));
 	return err;
-}
-
-static void clear_user(struct host *h, uint32_t i)
-{
-	char dir[32];
-
-	int users = open_users(h);
-
-	memset(&h->books->users[i], 0, sizeof(h->books->users[i]));
-	user_dir(i, dir, sizeof(dir));
-	if (users >= 0) {
-		unlinkat(users, dir, AT_REMOVEDIR);
-		close(users);
-	}
 }
 
 void users_remove(struct host *h)
 {
-	/* Closing it drops the lock. */
-	close(h->user_fd);
-	h->user_fd = -1;
-	clear_user(h, h->user);
+	struct flock fl = users_bytes(F_UNLCK, h->user, 1);
+
+	fcntl(h->users.fd, F_OFD_SETLK, &fl);
+	memset(&h->books->users[h->user], 0, sizeof(h->books->users[h->user]));
 }
 
-/* Whether the directory name (under at_fd) is locked by a live process:
- * one that is gone has lost its holder too (an operator removed it); one
- * we cannot open or ask is given the benefit of the doubt. */
-static bool dir_locked(int at_fd, const char *name)
+/* Whether another open file description than ours holds a lock on
+ * bytes [first, first + n) of users/. One we cannot ask is given the
+ * benefit of the doubt; a users/ that is gone has lost its holders. */
+static bool bytes_locked(struct host *h, uint32_t first, uint32_t n)
 {
-	struct flock fl = lock_of_user(F_WRLCK);
-	int fd = openat(at_fd, name,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bool locked;
+	struct flock fl = users_bytes(F_WRLCK, first, n);
+	int fd = open_users(h);
 
 	if (fd < 0)
 		return errno != ENOENT;
-	locked = fcntl(fd, F_GETLK, &fl) || fl.l_type != F_UNLCK;
-	close(fd);
-	return locked;
-}
-
-/* Whether user i's process holds its lock. Its directory is opened for
- * each look, so that a process keeps no fd per other user (there would
- * be as many across the host as the square of the users). */
-static bool holds_lock(struct host *h, uint32_t i)
-{
-	int users = open_users(h);
-	char dir[32];
-	bool held;
-
-	if (users < 0)
-		return errno != ENOENT; /* ENOENT: gone */
-	user_dir(i, dir, sizeof(dir));
-	held = dir_locked(users, dir);
-	close(users);
-	return held;
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return true;
+	return fl.l_type != F_UNLCK;
 }
 
 bool users_alive(struct host *h, uint32_t i)
 {
 	return h->books->users[i].id &&
 	       (h->books->users[i].token == task_process_token() ||
-		holds_lock(h, i));
+		bytes_locked(h, i, 1));
 }
 
 bool users_reap(struct shpmu *pmu, struct host *h)
@@ -173,14 +137,14 @@ bool users_reap(struct shpmu *pmu, struct host *h)
 
 	for (uint32_t i = 0; i < MAX_USERS; i++) {
 		if (!b->users[i].id || b->users[i].token == token ||
-		    holds_lock(h, i))
+		    bytes_locked(h, i, 1))
 			continue;
 		pr_info(pmu,
 			"host domain %s: user %llu (pid %d, %.16s) is gone: "
 			"reclaiming its refs",
 			h->path, (unsigned long long)b->users[i].id,
 			b->users[i].pid, b->users[i].comm);
-		clear_user(h, i);
+		memset(&b->users[i], 0, sizeof(b->users[i]));
 		any = true;
 	}
 	return any;
@@ -197,27 +161,5 @@ uint32_t users_count(const struct host *h)
 
 bool users_live_on_disk(struct host *h)
 {
-	int users = open_users(h);
-	struct dirent *d;
-	bool live = false;
-	DIR *dir;
-
-	if (users < 0)
-		return errno != ENOENT;
-	dir = fdopendir(users);
-	if (!dir) {
-		close(users);
-		return true;
-	}
-	while (!live && (d = readdir(dir)))
-		if (d->d_name[0] != '.')
-			live = dir_locked(users, d->d_name);
-	if (!live) {
-		rewinddir(dir);
-		while ((d = readdir(dir)))
-			if (d->d_name[0] != '.')
-				unlinkat(users, d->d_name, AT_REMOVEDIR);
-	}
-	closedir(dir);
-	return live;
+	return bytes_locked(h, 0, MAX_USERS);
 }

@@ -755,10 +755,10 @@ Test(host, who_may_join_and_what_keeps_apart)
 	cr_assert_not(helper_start(&other, &err, "--uid", "65534", NULL));
 	cr_expect_eq(err, EACCES);
 	/* A build with another layout keeps to its own directory. */
-	cr_assert(helper_start(&newer, NULL, "--layout", "3", NULL));
+	cr_assert(helper_start(&newer, NULL, "--layout", "4", NULL));
 	cr_expect_str_not_empty(host_residue());
+	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
 	cr_expect(strstr(host_residue(), "/layout-3/default/map_books\n"));
-	cr_expect(strstr(host_residue(), "/layout-2/default/map_books\n"));
 	{
 		struct helper *both[2] = {&root, &newer};
 		struct raw_window switched;
@@ -809,8 +809,8 @@ Test(host, who_may_join_and_what_keeps_apart)
 	}
 	/* One layout's last user leaves its directory alone. */
 	helper_quit(&newer);
-	cr_expect_null(strstr(host_residue(), "/layout-3/"));
-	cr_expect(strstr(host_residue(), "/layout-2/default/map_books\n"));
+	cr_expect_null(strstr(host_residue(), "/layout-4/"));
+	cr_expect(strstr(host_residue(), "/layout-3/default/map_books\n"));
 	helper_quit(&root);
 }
 

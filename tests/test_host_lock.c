@@ -196,6 +196,7 @@ static void fork_then_die(void)
 
 static void fork_leaves_no_lock(bool execs)
 {
+	struct host_view v;
 	struct shpmu *joiner;
 	pid_t member, kid;
 	int status;
@@ -216,10 +217,15 @@ static void fork_leaves_no_lock(bool execs)
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	cr_assert_eq(kill(kid, 0), 0, "the member's child lives on");
 
-	/* With the lock kept by the child, this join would time out. */
+	/* With the lock kept by the child, this join would time out; with
+	 * the member's byte of users/ kept, the member would still count
+	 * as alive. */
 	host_logged[0] = '\0';
 	joiner = join(5000, host_keep_log);
 	cr_expect(joiner, "the member's child kept the lock: %s", host_logged);
+	cr_assert_eq(host_view_read(host_bpffs(), "default", NULL, &v), 0);
+	cr_expect_eq(v.nusers, 1, "the killed member is still a user");
+	host_view_free(&v);
 	shpmu_free(joiner);
 	kill(kid, SIGKILL);
 	waitpid(kid, &status, 0);
