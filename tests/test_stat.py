@@ -157,8 +157,9 @@ out = subprocess.run([STAT, "-x,", "-e", EVENTS, "--", WORKLOAD, "0", "200",
 counts = csv_counts(out.stdout)
 own = int(re.search(r"sleep switches: (\d+)", out.stderr).group(1))
 print(f"200 sleeps: {counts}, the workload's own count of them {own}")
-# The loader's and exit's few switches come on top: an order of magnitude.
-check(own <= counts.get("context-switches", 0) <= own + 100,
+# One-sided: the loader's and exit's switches come on top, and preemptions
+# too (a run beside a loaded suite counted 339 for 200 sleeps).
+check(counts.get("context-switches", 0) >= own,
       f"the sleeps' {own} switches were counted: {counts}")
 check(own >= 100, f"most of 200 sleeps switched away: {own}")
 
