@@ -20,6 +20,7 @@ KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_man
         "exporter_fds_1000_cgroups", "host_events_16_procs",
         "local_events_16_procs", "host_read_many_ratio",
         "host_cached_read_ratio", "host_switch_overhead_16_procs",
+        "host_open_close_ratio",
         "bpf_task_switch_overhead_1000", "bpf_same_set_switch_overhead",
         "bpf_empty_trigger_floor_context", "bpf_empty_trigger_floor_cgroup",
         "bpf_task_switch_overhead_1000_over_floor",
