@@ -5,14 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,10 +69,7 @@ bool host_domain_name_ok(const char *d)
 			 "0123456789_-.") == n;
 }
 
-/* Opens the domain directory, made if new, and takes its lock: the
- * directory must still be the one at its name once we hold it (the last
- * user may have removed it, or the layout directory, meanwhile). */
-static int open_locked(struct shpmu *pmu, struct host *h)
+int host_open_locked(struct shpmu *pmu, struct host *h, bool member, int op)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		int err = 0;
@@ -82,15 +77,15 @@ static int open_locked(struct shpmu *pmu, struct host *h)
 		if (h->layout_fd < 0)
 			err = host_dirs_open_layout(
 				pmu, h->bpffs_fd, h->layout_name,
-				h->layout_path, true, &h->layout_fd);
+				h->layout_path, member, &h->layout_fd);
 		if (!err)
 			err = host_dirs_open_domain(pmu, h->layout_fd,
-						    h->domain, h->path, true,
-						    true, &h->dir_fd);
+						    h->domain, h->path, member,
+						    member, &h->dir_fd);
 		if (!err)
-			err = host_lock_take(pmu, &h->lock, h->dir_fd, LOCK_EX,
+			err = host_lock_take(pmu, &h->lock, h->dir_fd, op,
 					     h->lock_timeout_ms, h->path);
-		if (err && err != -ENOENT)
+		if (err && (err != -ENOENT || !member))
 			return err;
 		if (!err &&
 		    host_dirs_still_at(h->layout_fd, h->domain, h->dir_fd) &&
@@ -100,6 +95,10 @@ static int open_locked(struct shpmu *pmu, struct host *h)
 		host_lock_drop(&h->lock);
 		close_fd(&h->dir_fd);
 		close_fd(&h->layout_fd);
+		/* Removed while we waited: one of that name now would be
+		 * another domain, not the one asked for. */
+		if (!member)
+			return -ENOENT;
 	}
 	pr_err(pmu, "host domain %s: removed each time it was opened", h->path);
 	return -EAGAIN;
@@ -220,7 +219,7 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 		h->lock_timeout_ms = env_of(pmu)->lock_timeout_ms;
 	err = host_dirs_open_bpffs(pmu, bpffs_dir, true, &h->bpffs_fd);
 	if (!err)
-		err = open_locked(pmu, h);
+		err = host_open_locked(pmu, h, true, LOCK_EX);
 	if (!err)
 		err = open_pins(pmu, h, ipi_hook, c);
 	if (!err)
@@ -258,6 +257,13 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
  * not finish (the next change tries again). */
 #define DIRTY_REPAIR UINT64_MAX
 
+/* The mark of a change under way, unless one is there already. */
+static void mark_dirty(struct host *h)
+{
+	if (!h->books->dirty)
+		h->books->dirty = h->user_id ? h->user_id : 1;
+}
+
 int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 {
 	uint64_t was_dirty;
@@ -287,12 +293,10 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 	/* Marked before the reaping: a death half way through it leaves
 	 * dead users' refs that the next change must repair. */
 	was_dirty = h->books->dirty;
-	if (!was_dirty)
-		h->books->dirty = h->user_id ? h->user_id : 1;
+	mark_dirty(h);
 	if (users_reap(pmu, h) || was_dirty)
 		host_fsck(pmu, h, c);
-	if (!h->books->dirty)
-		h->books->dirty = h->user_id ? h->user_id : 1;
+	mark_dirty(h); /* (a repair that finished cleared it) */
 	host_step();
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 #include "env.h"
 #include "host_dirs.h"
 #include "host_layout.h"
-#include "host_lock.h"
 #include "host_private.h"
 #include "log.h"
 #include "sys.h"
@@ -73,19 +71,7 @@ static int lock_domain(struct shpmu *log_to, const char *bpffs_dir,
 	h->joining = false;
 	err = host_dirs_open_bpffs(log_to, bpffs_dir, false, &h->bpffs_fd);
 	if (!err)
-		err = host_dirs_open_layout(log_to, h->bpffs_fd, h->layout_name,
-					    h->layout_path, false,
-					    &h->layout_fd);
-	if (!err)
-		err = host_dirs_open_domain(log_to, h->layout_fd, domain,
-					    h->path, false, false, &h->dir_fd);
-	if (!err)
-		err = host_lock_take(log_to, &h->lock, h->dir_fd, op,
-				     h->lock_timeout_ms, h->path);
-	/* Removed while we waited: a directory of that name now would be
-	 * another domain, not the one locked. */
-	if (!err && !host_dirs_still_at(h->layout_fd, domain, h->dir_fd))
-		err = -ENOENT;
+		err = host_open_locked(log_to, h, false, op);
 	if (err) {
 		host_release(h, NULL);
 		return err;

@@ -46,6 +46,12 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain);
 /* Lets go of everything this process holds of the domain (c: its
  * program, or NULL), the lock first. */
 void host_release(struct host *h, struct counted *c);
+/* Opens the domain directory (h->bpffs_fd open) and takes its lock with
+ * op (LOCK_SH to look, LOCK_EX to change). A member makes what is
+ * missing, requires the domain to be its uid's, and tries again if the
+ * last user removed it meanwhile; an operator (not a member) gets
+ * -ENOENT then. 0 or -errno with a message. */
+int host_open_locked(struct shpmu *pmu, struct host *h, bool member, int op);
 /* Closes *fd if open, and marks it closed. */
 void close_fd(int *fd);
 /* Removes an emptied domain: its pins, then its directories. */
