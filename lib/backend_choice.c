@@ -1,14 +1,37 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The one place that knows every backend: which counts each new kernel
+ * event (declared for the core in core/backend.h), and the BPF backend's
+ * state for one context.
+ */
 #include "backend_choice.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "backend.h"
-#include "backend_bpf.h"
-#include "cpus.h"
-#include "context.h"
-#include "kevent.h"
-#include "log.h"
+#include "bpf/backend_bpf.h"
+#include "core/context.h"
+#include "core/cpus.h"
+#include "core/kevent.h"
+#include "core/log.h"
+#include "host/host.h"
+#include "perf/backend_perf.h"
+
+struct backend_choice {
+	/* Guards state and bpf while it is made: taken before pmu->lock,
+	 * never inside it, since loading the program takes tens of ms. */
+	pthread_mutex_t lock;
+	/* How cgroup targets are counted: undecided until AUTO's first
+	 * cgroup open. bpf is the BPF backend while it is BPF. */
+	enum cgroup_counting {
+		CGROUPS_UNDECIDED,
+		CGROUPS_BY_BPF,
+		CGROUPS_CLASSIC,
+	} counting;
+	struct backend *bpf;
+	char *domain, *bpffs_dir; /* host scope's */
+};
 
 /* What this context counts with the BPF backend, of what it can count
  * (one attr: groups stay classic). Process scope: cgroups, and tasks and
@@ -42,25 +65,26 @@ static int load_bpf(struct shpmu *pmu)
 			     "cgroup2 ids only");
 		err = -EOPNOTSUPP;
 	} else {
-		err = bpf_backend_new(pmu, &pmu->bpf);
+		err = bpf_backend_new(pmu, &pmu->choice->bpf);
 	}
-	pmu->cgroup_counting = err ? CGROUPS_CLASSIC : CGROUPS_BY_BPF;
+	pmu->choice->counting = err ? CGROUPS_CLASSIC : CGROUPS_BY_BPF;
 	return err;
 }
 
 /* Host scope joins its domain at shpmu_new, or shpmu_new fails. */
 static int join_host(struct shpmu *pmu)
 {
-	int err = bpf_backend_join(pmu, pmu->bpffs_dir, pmu->domain, &pmu->bpf);
+	struct backend_choice *c = pmu->choice;
+	int err = bpf_backend_join(pmu, c->bpffs_dir, c->domain, &c->bpf);
 
 	if (err) {
 		pr_err(pmu,
 		       "shpmu_new: cannot join host domain %s under %s "
 		       "(see above)",
-		       pmu->domain, pmu->bpffs_dir);
+		       pmu->choice->domain, pmu->choice->bpffs_dir);
 		return err;
 	}
-	pmu->cgroup_counting = CGROUPS_BY_BPF;
+	pmu->choice->counting = CGROUPS_BY_BPF;
 	if (!pmu->cgroups.v2)
 		pr_info(pmu, "host scope: cgroups here are not on cgroup2: "
 			     "they are counted by classic events in this "
@@ -68,47 +92,86 @@ static int join_host(struct shpmu *pmu)
 	return 0;
 }
 
-int backend_choice_init(struct shpmu *pmu)
+static void choice_free(struct backend_choice *c)
 {
-	int err = -pthread_mutex_init(&pmu->backend_lock, NULL);
+	pthread_mutex_destroy(&c->lock);
+	free(c->domain);
+	free(c->bpffs_dir);
+	free(c);
+}
 
-	if (err)
-		return err;
-	if (pmu->scope == SHPMU_SCOPE_HOST) {
-		err = join_host(pmu);
-		if (err)
-			pthread_mutex_destroy(&pmu->backend_lock);
-		return err;
+static int choice_new(const struct shpmu_opts *o, struct backend_choice **out)
+{
+	struct backend_choice *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->lock, NULL)) {
+		free(c);
+		return -ENOMEM;
 	}
+	if (o->scope == SHPMU_SCOPE_HOST) {
+		c->domain = strdup(o->domain ? o->domain : HOST_DEFAULT_DOMAIN);
+		c->bpffs_dir =
+			strdup(o->bpffs_dir ? o->bpffs_dir : HOST_DEFAULT_DIR);
+		if (!c->domain || !c->bpffs_dir) {
+			choice_free(c);
+			return -ENOMEM;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+/* Decides how cgroups are counted as shpmu_new asked. */
+static int choose_at_new(struct shpmu *pmu)
+{
+	int err;
+
+	if (pmu->scope == SHPMU_SCOPE_HOST)
+		return join_host(pmu);
 	switch (pmu->cgroup_backend) {
 	case SHPMU_CGROUP_BACKEND_AUTO:
 		/* SHPMU_F_NO_SHARING is the one-event-per-request
 		 * baseline: AUTO means classic cgroup events there. */
-		pmu->cgroup_counting = pmu->flags & SHPMU_F_NO_SHARING
-					       ? CGROUPS_CLASSIC
-					       : CGROUPS_UNDECIDED;
+		pmu->choice->counting = pmu->flags & SHPMU_F_NO_SHARING
+						? CGROUPS_CLASSIC
+						: CGROUPS_UNDECIDED;
 		return 0;
 	case SHPMU_CGROUP_BACKEND_PERF:
-		pmu->cgroup_counting = CGROUPS_CLASSIC;
+		pmu->choice->counting = CGROUPS_CLASSIC;
 		return 0;
 	case SHPMU_CGROUP_BACKEND_BPF:
 		break;
 	}
 	err = load_bpf(pmu);
-	if (err) {
+	if (err)
 		pr_err(pmu,
 		       "shpmu_new: the BPF cgroup backend cannot work "
 		       "here (see above); use SHPMU_CGROUP_BACKEND_AUTO or "
 		       "_PERF");
-		pthread_mutex_destroy(&pmu->backend_lock);
+	return err;
+}
+
+int backend_choice_init(struct shpmu *pmu, const struct shpmu_opts *o)
+{
+	int err = choice_new(o, &pmu->choice);
+
+	if (err)
+		return err;
+	err = choose_at_new(pmu);
+	if (err) {
+		choice_free(pmu->choice);
+		pmu->choice = NULL;
 	}
 	return err;
 }
 
 void backend_choice_fini(struct shpmu *pmu)
 {
-	bpf_backend_free(pmu, pmu->bpf);
-	pthread_mutex_destroy(&pmu->backend_lock);
+	bpf_backend_free(pmu, pmu->choice->bpf);
+	choice_free(pmu->choice);
+	pmu->choice = NULL;
 }
 
 int backend_prepare(struct shpmu *pmu, const struct share_key *key)
@@ -119,8 +182,8 @@ int backend_prepare(struct shpmu *pmu, const struct share_key *key)
 	 * by the program only where the program runs anyway. */
 	if (!bpf_counts(pmu, key) || target_is_task(&key->target))
 		return 0;
-	pthread_mutex_lock(&pmu->backend_lock);
-	if (pmu->cgroup_counting == CGROUPS_UNDECIDED) {
+	pthread_mutex_lock(&pmu->choice->lock);
+	if (pmu->choice->counting == CGROUPS_UNDECIDED) {
 		if (key->target.cpu >= 0)
 			err = cpus_check_online(pmu, key->target.cpu);
 		if (!err && load_bpf(pmu))
@@ -128,7 +191,7 @@ int backend_prepare(struct shpmu *pmu, const struct share_key *key)
 				     "events: the BPF backend cannot work here "
 				     "(see above)");
 	}
-	pthread_mutex_unlock(&pmu->backend_lock);
+	pthread_mutex_unlock(&pmu->choice->lock);
 	return err;
 }
 
@@ -137,8 +200,8 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 {
 	/* (set before the context lock, by backend_prepare or at new) */
 	struct backend *b =
-		bpf_counts(pmu, key) && pmu->cgroup_counting == CGROUPS_BY_BPF
-			? pmu->bpf
+		bpf_counts(pmu, key) && pmu->choice->counting == CGROUPS_BY_BPF
+			? pmu->choice->bpf
 			: &backend_perf;
 	int err;
 
@@ -161,10 +224,10 @@ static struct bpf_backend_counters counters_of(const struct shpmu *pmu)
 	struct shpmu *p = (struct shpmu *)pmu;
 	struct bpf_backend_counters c = {0};
 
-	pthread_mutex_lock(&p->backend_lock);
-	if (p->bpf)
-		bpf_backend_counters(p->bpf, &c);
-	pthread_mutex_unlock(&p->backend_lock);
+	pthread_mutex_lock(&p->choice->lock);
+	if (p->choice->bpf)
+		bpf_backend_counters(p->choice->bpf, &c);
+	pthread_mutex_unlock(&p->choice->lock);
 	return c;
 }
 
@@ -180,10 +243,10 @@ uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
 	/* Settle every CPU first: the program finds a switch the tracepoint
 	 * hid only when it next runs on that CPU, which may be after the
 	 * window the caller is judging has ended. */
-	pthread_mutex_lock(&p->backend_lock);
-	if (p->bpf)
-		(void)p->bpf->ops->flush(p, p->bpf);
-	pthread_mutex_unlock(&p->backend_lock);
+	pthread_mutex_lock(&p->choice->lock);
+	if (p->choice->bpf)
+		(void)p->choice->bpf->ops->flush(p, p->choice->bpf);
+	pthread_mutex_unlock(&p->choice->lock);
 	return counters_of(pmu).strays;
 }
 

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend_bpf.h"
 #include "backend_choice.h"
+#include "bpf/backend_bpf.h"
 #include "helpers.h"
 
 static char base[2 * PATH_MAX], base_rel[PATH_MAX];

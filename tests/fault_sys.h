@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "sys.h"
+#include "sys/sys.h"
 
 enum fault_kind {
 	FAULT_OPEN,	 /* perf_event_open */

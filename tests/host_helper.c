@@ -43,9 +43,9 @@
 #include <shpmu/shpmu.h>
 
 #include "backend_choice.h"
-#include "host_layout.h"
-#include "host_lock.h"
-#include "host_step.h"
+#include "host/host_layout.h"
+#include "host/host_lock.h"
+#include "host/host_step.h"
 
 static struct shpmu *host_ctx, *private_ctx;
 

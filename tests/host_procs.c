@@ -17,8 +17,8 @@
 #include <shpmu/shpmu.h>
 
 #include "helpers.h"
-#include "host_layout.h"
-#include "host_lock.h"
+#include "host/host_layout.h"
+#include "host/host_lock.h"
 
 static char mnt[PATH_MAX], dir[PATH_MAX + 16];
 

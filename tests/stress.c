@@ -34,8 +34,8 @@
 
 #include <shpmu/shpmu.h>
 
-#include "backend_bpf.h"
 #include "backend_choice.h"
+#include "bpf/backend_bpf.h"
 
 #define HANDLES_PER_THREAD 4
 #define BATCH		   80 /* more handles than there are stripe locks */

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <stdio.h>
 
-#include "backend_bpf.h"
 #include "backend_choice.h"
+#include "bpf/backend_bpf.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 

@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend_bpf.h"
 #include "backend_choice.h"
+#include "bpf/backend_bpf.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
 

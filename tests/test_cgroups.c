@@ -11,7 +11,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "sys.h"
+#include "sys/sys.h"
 
 static struct shpmu *pmu;
 

@@ -9,7 +9,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "sys.h"
+#include "sys/sys.h"
 
 LOGGED_CONTEXT_SUITE(errors);
 

@@ -27,7 +27,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "host_inspect.h"
+#include "host/host_inspect.h"
 #include "host_procs.h"
 
 static struct shpmu *local; /* for cgroup paths and workers */

@@ -19,7 +19,7 @@
 
 #include <shpmu/shpmu.h>
 
-#include "host_layout.h"
+#include "host/host_layout.h"
 #include "host_procs.h"
 
 #define NOBODY 65534

@@ -30,11 +30,11 @@
 
 #include <shpmu/shpmu.h>
 
-#include "books.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "host_inspect.h"
-#include "host_layout.h"
+#include "host/books.h"
+#include "host/host_inspect.h"
+#include "host/host_layout.h"
 #include "host_procs.h"
 
 TestSuite(host_hostile, .init = host_fs_setup, .fini = host_fs_teardown,

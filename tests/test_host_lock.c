@@ -23,11 +23,11 @@
 
 #include <shpmu/shpmu.h>
 
-#include "host_inspect.h"
-#include "host_layout.h"
+#include "host/host_inspect.h"
+#include "host/host_layout.h"
+#include "host/host_quota.h"
+#include "host/host_step.h"
 #include "host_procs.h"
-#include "host_quota.h"
-#include "host_step.h"
 
 TestSuite(host_lock, .init = host_fs_setup, .fini = host_fs_teardown,
 	  .timeout = 120);

@@ -19,8 +19,8 @@
 #include <shpmu/shpmu.h>
 
 #include "cgroup_helpers.h"
+#include "host/host_quota.h"
 #include "host_procs.h"
-#include "host_quota.h"
 
 static struct shpmu *local; /* for cgroup paths */
 

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 
 #include "helpers.h"
-#include "sys.h"
+#include "sys/sys.h"
 
 DEFAULT_CONTEXT_SUITE(lifetimes);
 

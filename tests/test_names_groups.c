@@ -8,7 +8,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "sys.h"
+#include "sys/sys.h"
 
 LOGGED_CONTEXT_SUITE(names);
 TestSuite(groups, .init = logged_context_setup,

@@ -8,7 +8,7 @@
 
 #include "cgroup_helpers.h"
 #include "helpers.h"
-#include "sys.h"
+#include "sys/sys.h"
 
 LOGGED_CONTEXT_SUITE(read_many);
 

@@ -9,14 +9,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cpus.h"
-#include "fifo.h"
-#include "handles.h"
-#include "kevent.h"
-#include "key.h"
-#include "names_generic.h"
-#include "registry.h"
-#include "window.h"
+#include "core/cpus.h"
+#include "core/fifo.h"
+#include "core/handles.h"
+#include "core/kevent.h"
+#include "core/key.h"
+#include "core/registry.h"
+#include "core/window.h"
+#include "names/names_generic.h"
 
 Test(units, cpu_lists_parse_as_the_kernel_prints_them)
 {

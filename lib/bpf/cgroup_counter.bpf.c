@@ -23,7 +23,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
-#include "cgroup_counter.h"
+#include "bpf/cgroup_counter.h"
 
 /* The per-CPU events: index event * MAX_CPUS + cpu. They live as long as
  * the map, not as long as the fds they were put in with (host scope: the

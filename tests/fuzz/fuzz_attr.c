@@ -13,7 +13,7 @@
 
 #include <shpmu/shpmu.h>
 
-#include "sys.h"
+#include "sys/sys.h"
 
 static int null_fd = -1;
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "books.h"
-#include "books_check.h"
-#include "host_layout.h"
+#include "host/books.h"
+#include "host/books_check.h"
+#include "host/host_layout.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

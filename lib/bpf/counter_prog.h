@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF counter program (bpf/cgroup_counter.bpf.c) as one context sees
+ * it: loaded by the context through its libbpf skeleton (process scope),
+ * or found pinned by whichever process of a host domain loaded it (host
+ * scope, host_pins.c). Either way the context holds fds of its maps and
+ * maps their memory: flushes test-run the program on a CPU, reads copy
+ * the totals out of memory.
+ */
+#ifndef SHPMU_COUNTER_PROG_H
+#define SHPMU_COUNTER_PROG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/cgroup_counter.h"
+#include "host/pin_check.h"
+
+struct shpmu;
+struct cgroup_counter;
+struct cgroup_counter__bss;
+
+struct counter_prog {
+	struct cgroup_counter *skel; /* process scope: the loaded program */
+	int prog_fd;		     /* on_switch: what a flush test-runs */
+	int events_fd;		     /* the per-CPU perf events */
+	int slots_fd;		     /* counted cgroups: id -> slot */
+	int links_fd;		     /* counted tasks: task_links */
+	int task_totals_fd;	     /* their totals: task_totals */
+	/* Mapped memory: the program's globals, each CPU's view, and the
+	 * totals of max_slots slots on nr_cpus CPUs. */
+	struct cgroup_counter__bss *bss;
+	struct cpu_view *views;
+	const struct slot_totals *totals;
+	size_t bss_len, views_len, totals_len; /* what we mapped ourselves */
+	uint32_t nr_cpus, max_slots;
+	/* Held across every flush, and to change online: two flushes must
+	 * not meet on one CPU (a flush of its own CPU runs with interrupts
+	 * on), and a flush of every CPU is the barrier before an index or
+	 * slot serves something else. Another process's flush may still
+	 * meet ours: the program then asks us to try again. */
+	pthread_mutex_t flush_lock;
+	int *online, nonline; /* as last read: the CPUs a flush visits */
+	bool told_unseen;     /* logged that the tracepoint hides switches */
+};
+
+/* The possible CPUs the per-CPU maps need room for: > 0, or -EOPNOTSUPP
+ * logged (more than MAX_CPUS). */
+int counter_prog_cpus(struct shpmu *pmu);
+
+/* Loads and attaches the program with room for max_slots cgroups on
+ * nr_cpus CPUs into *skel: 0, or -EOPNOTSUPP logged with why (no
+ * privileges, a kernel that refuses it). Without ipi_hook only the moves
+ * a task makes itself are settled when they happen, as where the kernel
+ * has no csd tracepoints (for tests). */
+int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
+			   uint32_t max_slots, bool ipi_hook,
+			   struct cgroup_counter **skel);
+
+/* Process scope: loads the program for this context alone. */
+int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
+		      struct counter_prog *p);
+
+/* The order of counter_prog_adopt's fds. */
+enum {
+	PROG_FD,
+	EVENTS_FD,
+	SLOTS_FD,
+	BSS_FD,
+	VIEWS_FD,
+	TOTALS_FD,
+	LINKS_FD,
+	TASK_TOTALS_FD,
+	N_PROG_FDS,
+};
+
+/* What the maps pinned at each index but PROG_FD must be for this build,
+ * sized for nr_cpus and max_slots, and the program's type. 0 or -errno. */
+int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
+			struct map_shape shapes[N_PROG_FDS],
+			uint32_t *prog_type);
+
+/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd,
+ * links_fd, task_totals_fd), maps
+ * the memory of the maps behind bss_fd, views_fd and totals_fd (closing
+ * those fds), and checks that their sizes fit nr_cpus and max_slots.
+ * 0 or -errno; on failure p holds nothing and every fd given is closed. */
+int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
+		       uint32_t nr_cpus, uint32_t max_slots,
+		       struct counter_prog *p);
+
+void counter_prog_unload(struct counter_prog *p);
+
+/* Re-reads the online CPUs (they may have come and gone). */
+int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p);
+
+/* Brings cpus[0 .. n), or every online CPU, up to now. */
+int counter_prog_flush_cpus(struct shpmu *pmu, struct counter_prog *p,
+			    const int *cpus, uint32_t n);
+int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p);
+
+/* Copies, consistently (see struct cpu_view), event e's raw reading on
+ * cpu, and when slot != UINT32_MAX the slot's total of it instead. */
+int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
+		       uint32_t slot, struct counter_value *out);
+
+/* Puts perf event fd in as event e on cpu, reading from base on. */
+int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
+			   const struct counter_value *base);
+/* Takes event e out on every CPU. */
+void counter_prog_clear_event(struct counter_prog *p, uint32_t e);
+
+/* The counter kind of event e (enum counter_kind). */
+void counter_prog_set_kind(struct counter_prog *p, uint32_t e, uint8_t kind);
+/* Has the program read event e from now on. */
+void counter_prog_use_event(struct counter_prog *p, uint32_t e);
+
+/* The program's filter of counted ids (COUNTED_FILTER_SIZE counts by the
+ * id's low bits), and the bump that tells it the counted set changed. */
+uint16_t *counter_prog_filter(struct counter_prog *p);
+/* The same for the links' tids and tgids (TASK_FILTER_SIZE). */
+uint32_t *counter_prog_task_filter(struct counter_prog *p);
+void counter_prog_changed(struct counter_prog *p);
+
+/* Counts cgroup id in slot, or stops counting it. */
+int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
+			      uint32_t slot);
+void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id);
+
+/* Links (kind, id), for the task that started at start_ticks, to target
+ * as its TARGET_PLAIN or TARGET_INHERIT one (which). A link left by an
+ * exited task with that id is replaced. -EBUSY when that place holds
+ * another target (a child already counted through inheritance). */
+int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
+			   uint64_t start_ticks, int which, uint32_t target);
+/* Takes target out of the link of (kind, id) and, when it may have
+ * inherited links (children), out of every link. */
+void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,
+				uint32_t id, uint32_t target, bool children);
+/* Makes target's total of event e, from zero; removes it. */
+int counter_prog_add_task_total(struct counter_prog *p, uint32_t target,
+				uint32_t e);
+void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
+				 uint32_t e);
+/* Target's total of event e so far (the CPUs as last settled). */
+int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
+			    uint32_t e, struct counter_value *out);
+/* What the task targets' maps take of the kernel's memory now (their
+ * memlock: entries, not room, as neither is preallocated). */
+uint64_t counter_prog_task_bytes(const struct counter_prog *p);
+/* Children of inherit targets that found no room for their link. */
+uint64_t counter_prog_children_lost(const struct counter_prog *p);
+
+/* Context switches the tracepoint hid; of those, the strays (see the
+ * program); moves of a running task settled when they happened. */
+uint64_t counter_prog_unseen(const struct counter_prog *p);
+uint64_t counter_prog_strays(const struct counter_prog *p);
+uint64_t counter_prog_moves(const struct counter_prog *p);
+
+/* Logs, once, that the tracepoint hides switches on this machine. */
+void counter_prog_tell_unseen(struct shpmu *pmu, struct counter_prog *p);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cgroup/cgroup_walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup_id.h"
+#include "core/log.h"
+#include "sys/sys.h"
+
+/* Deeper than any real hierarchy; bounds the fds a walk holds at once. */
+#define WALK_MAX_DEPTH 64
+
+void cgroup_path_map_clear(struct cgroup_path_map *map)
+{
+	for (size_t i = 0; i < map->nbuckets; i++) {
+		while (map->buckets[i]) {
+			struct cgroup_path_entry *e = map->buckets[i];
+
+			map->buckets[i] = e->next;
+			free(e);
+		}
+	}
+	free(map->buckets);
+	memset(map, 0, sizeof(*map));
+}
+
+const char *cgroup_path_map_find(const struct cgroup_path_map *map, uint64_t id)
+{
+	if (!map->nbuckets)
+		return NULL;
+	for (struct cgroup_path_entry *e =
+		     map->buckets[id & (map->nbuckets - 1)];
+	     e; e = e->next)
+		if (e->id == id)
+			return e->path;
+	return NULL;
+}
+
+static int grow(struct cgroup_path_map *map)
+{
+	size_t n = map->nbuckets ? map->nbuckets * 2 : 256;
+	struct cgroup_path_entry **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < map->nbuckets; i++) {
+		while (map->buckets[i]) {
+			struct cgroup_path_entry *e = map->buckets[i];
+
+			map->buckets[i] = e->next;
+			e->next = b[e->id & (n - 1)];
+			b[e->id & (n - 1)] = e;
+		}
+	}
+	free(map->buckets);
+	map->buckets = b;
+	map->nbuckets = n;
+	return 0;
+}
+
+static int add(struct cgroup_path_map *map, uint64_t id, const char *path)
+{
+	size_t len = strlen(path) + 1;
+	struct cgroup_path_entry *e;
+
+	if (map->count >= map->nbuckets && grow(map))
+		return -ENOMEM;
+	e = malloc(sizeof(*e) + len);
+	if (!e)
+		return -ENOMEM;
+	e->id = id;
+	memcpy(e->path, path, len);
+	e->next = map->buckets[id & (map->nbuckets - 1)];
+	map->buckets[id & (map->nbuckets - 1)] = e;
+	map->count++;
+	return 0;
+}
+
+/* Walks the directory open as dir_fd (named rel), which it takes over. */
+static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
+		    struct cgroup_path_map *map)
+{
+	struct dirent *d;
+	DIR *dir;
+	int err = 0;
+
+	dir = fdopendir(dir_fd);
+	if (!dir) {
+		err = -errno;
+		sys_close(pmu, dir_fd);
+		return err;
+	}
+	while (!err && (d = readdir(dir))) {
+		char *child;
+		uint64_t id;
+		int fd;
+
+		if (d->d_type != DT_DIR || !strcmp(d->d_name, ".") ||
+		    !strcmp(d->d_name, ".."))
+			continue;
+		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "",
+			     d->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		fd = sys_openat(pmu, dirfd(dir), d->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		if (fd < 0) {
+			/* Removed while we walked, or not ours to read:
+			 * skip it rather than lose the rest. */
+			if (fd != -ENOENT && fd != -EACCES && fd != -EPERM)
+				err = fd;
+			free(child);
+			continue;
+		}
+		err = cgroup_fd_id(pmu, fd, &id);
+		if (!err)
+			err = add(map, id, child);
+		if (!err && depth + 1 < WALK_MAX_DEPTH)
+			err = walk_dir(pmu, fd, child, depth + 1, map);
+		else
+			sys_close(pmu, fd);
+		free(child);
+	}
+	closedir(dir); /* closes dir_fd without the syscall layer */
+	return err;
+}
+
+int cgroup_walk(struct shpmu *pmu, int root_fd, struct cgroup_path_map *map)
+{
+	struct cgroup_path_map fresh = {0};
+	uint64_t id;
+	int fd, err;
+
+	fd = sys_openat(pmu, root_fd, ".", O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	err = cgroup_fd_id(pmu, fd, &id);
+	if (!err)
+		err = add(&fresh, id, "");
+	if (err) {
+		sys_close(pmu, fd);
+		cgroup_path_map_clear(&fresh);
+		return err;
+	}
+	err = walk_dir(pmu, fd, "", 0, &fresh);
+	if (err) {
+		/* Keep what the last full walk found. */
+		pr_warn(pmu, "cgroup walk failed: %s", strerror(-err));
+		cgroup_path_map_clear(&fresh);
+		return err;
+	}
+	cgroup_path_map_clear(map);
+	*map = fresh;
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A counting backend turns a kernel event (struct kevent) into values: it
+ * makes the event's per-CPU sources, reads them, switches them on and off,
+ * and says what they cost. The core calls ev->backend->ops and never asks
+ * which backend it holds (as the perf core drives every struct pmu).
+ *
+ *   lib/perf/   classic perf fds: any target, groups
+ *   lib/bpf/    one perf event per CPU per attr for every cgroup, task
+ *               and process, a BPF program crediting each CPU's deltas
+ *
+ * lib/backend_choice.c, outside the core, picks one for each new kernel
+ * event.
+ */
+#ifndef SHPMU_BACKEND_H
+#define SHPMU_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct shpmu;
+struct kevent;
+struct backend;
+
+/* What opening or closing an event's sources changed in the context's
+ * statistics: a backend that shares sources between kernel events (BPF)
+ * adds them with the first event that needs them, drops them with the
+ * last. */
+struct backend_cost {
+	int64_t events, fds;
+};
+
+struct backend_ops {
+	/* Makes ev's sources, switched off (or always counting, for a
+	 * backend without enable). ev's key, cpus, nfds and nvals are set;
+	 * cgroup_fd is a cgroup target's directory, else -1. 0 or -errno,
+	 * logged, with nothing left behind. */
+	int (*open)(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
+		    struct backend_cost *cost);
+	void (*close)(struct shpmu *pmu, struct kevent *ev,
+		      struct backend_cost *cost);
+	/* Switches every CPU's source on or off, undoing the CPUs done on
+	 * failure. NULL: the sources always count, and each handle's
+	 * window alone says what is its own. */
+	int (*enable)(struct shpmu *pmu, struct kevent *ev, bool on);
+	/* Reads CPU sources [first, first + n) into vals, ev->nvals each
+	 * (KVAL_*). fresh: bring them up to now first; a batch whose
+	 * backend was flushed passes false. */
+	int (*read)(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		    uint32_t n, bool fresh, uint64_t *vals);
+	/* Brings every CPU up to now, once for a batch of reads. NULL where
+	 * every read is current anyway. */
+	int (*flush)(struct shpmu *pmu, struct backend *b);
+};
+
+struct backend {
+	const struct backend_ops *ops;
+};
+
+/* The choice of a backend for each new kernel event. The core declares
+ * it and lib/backend_choice.c, which knows every backend, implements it:
+ * the classic one, except for cgroup targets of one counting attr, which
+ * opts.cgroup_backend sends to BPF (loaded at shpmu_new), to classic
+ * events, or (AUTO) to BPF where it can work, loaded at the first cgroup
+ * open outside the context lock. In host scope the context joins its
+ * domain at shpmu_new and the domain's BPF backend counts cgroup2 and CPU
+ * targets of one counting attr. */
+struct shpmu_opts;
+struct share_key;
+
+/* At shpmu_new: a backend asked for is loaded now, a host domain joined.
+ * 0, or -errno logged with why (-EOPNOTSUPP: BPF cannot work here;
+ * host_join() for host scope's). */
+int backend_choice_init(struct shpmu *pmu, const struct shpmu_opts *o);
+void backend_choice_fini(struct shpmu *pmu);
+
+/* Before the context lock is taken for an open of key: makes the backend
+ * it will want ready (AUTO's first cgroup open loads the program here, a
+ * matter of tens of ms that no other call should wait for). A request
+ * for a CPU that is not online gives -EINVAL (logged) before anything is
+ * loaded for it; else 0. */
+int backend_prepare(struct shpmu *pmu, const struct share_key *key);
+
+/* Makes key's kernel event with its backend (context lock held), adding
+ * its cost to the stats. 0 or -errno, logged. */
+int backend_new_event(struct shpmu *pmu, const struct share_key *key,
+		      uint64_t hash, int cgroup_fd, struct kevent **out);
+
+#endif

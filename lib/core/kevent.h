@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A shared kernel event: what counts one sharing key for every handle with
+ * that key. Its backend makes and reads the per-CPU sources; this file
+ * owns the rest of its state: the refcount, the count of enabled handles
+ * (the first switches the sources on, the last off), its hash, and what it
+ * adds to the context's statistics. The sources are never reset: that
+ * would corrupt every other sharer's count.
+ */
+#ifndef SHPMU_KEVENT_H
+#define SHPMU_KEVENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <shpmu/shpmu.h>
+
+#include "core/key.h"
+
+struct backend;
+
+/* Values per CPU in a reading: time_enabled, time_running, then counts
+ * (a group's members, leader first). */
+#define KVAL_ENABLED 0
+#define KVAL_RUNNING 1
+#define KVAL_COUNT   2
+/* The most values one reading can hold (groups are bounded by this). */
+#define KVAL_MAX (KVAL_COUNT + SHPMU_GROUP_MAX)
+
+struct kevent {
+	struct kevent *next;  /* registry chain; under the context lock */
+	uint64_t hash;	      /* share_key_hash(&key) */
+	uint32_t refs;	      /* handles on it; under the context lock */
+	bool registered;      /* findable by other opens */
+	pthread_mutex_t lock; /* enabled, and the sources' on/off state */
+	uint32_t enabled;     /* handles enabled on it */
+	uint32_t nfds;	      /* sources: one per CPU it spans */
+	uint32_t nvals;	      /* values per source reading, KVAL_* */
+	int64_t task;	      /* TASK, PROCESS: task_identity() at open */
+	int *cpus;	      /* the CPU of each source; -1: any */
+	struct backend *backend;
+	/* The backend's own: its fds, or where it counts the event. */
+	union {
+		int *fds;
+		uint64_t word;
+	} priv;
+	struct share_key key; /* last: it ends in a flexible array */
+};
+
+/* Makes the kernel event for key with backend b, its sources off, and
+ * adds what it costs to stats. cgroup_fd is a cgroup target's directory,
+ * else -1. 0 or -errno, logged (-EINVAL for a CPU that is not online);
+ * nothing is left behind on failure. */
+int kevent_new(struct shpmu *pmu, struct backend *b,
+	       const struct share_key *key, uint64_t hash, int cgroup_fd,
+	       struct shpmu_stats *stats, struct kevent **out);
+
+/* Frees ev and its sources, taking what they cost out of stats. */
+void kevent_free(struct shpmu *pmu, struct kevent *ev,
+		 struct shpmu_stats *stats);
+
+/* One more handle on ev (context lock held). */
+static inline void kevent_get(struct kevent *ev)
+{
+	ev->refs++;
+}
+
+/* One fewer (context lock held): true for the last, whose caller then
+ * takes it out of the registry and frees it. */
+static inline bool kevent_put(struct kevent *ev)
+{
+	return --ev->refs == 0;
+}
+
+/* One more enabled handle on ev (caller holds ev->lock): the first
+ * switches the sources on, unless the kernel will (an enable_on_exec
+ * event enabled by its handle's open). 0, or the backend's error with
+ * nothing changed. */
+int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open);
+
+/* One fewer (caller holds ev->lock): the last switches the sources off.
+ * 0, or the backend's error with nothing changed. */
+int kevent_enable_put(struct shpmu *pmu, struct kevent *ev);
+
+/* The same for a handle that goes away: failing to switch off a source
+ * nobody reads is harmless, so nothing fails. */
+void kevent_enable_drop(struct shpmu *pmu, struct kevent *ev);
+
+/* Reads sources [first, first + n) into vals (nvals each), brought up to
+ * now. 0, -EIO (short or malformed read) or -errno. */
+int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		uint32_t n, uint64_t *vals);
+
+/* Whether ev's backend keeps its values in memory between flushes, so
+ * that they can be read without a system call. */
+bool kevent_has_cache(const struct kevent *ev);
+
+/* Reads every source of ev as of its backend's last flush (see
+ * shpmu_read_cached()): -EOPNOTSUPP for a backend without that memory. */
+int kevent_read_cached(struct shpmu *pmu, const struct kevent *ev,
+		       uint64_t *vals);
+
+/* Reads of many events at one moment: each backend that needs it is
+ * brought up to now once for the batch. */
+struct kevent_batch {
+	const struct backend *flushed[4];
+	unsigned int nflushed;
+};
+
+/* Reads every source of ev into vals as part of batch. */
+int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
+			const struct kevent *ev, uint64_t *vals);
+
+/* Index of the source on cpu, or -1. For a one-source event, -1 names
+ * that source. */
+int kevent_fd_index(const struct kevent *ev, int cpu);
+
+/* The values of a reading of every source. */
+static inline size_t kevent_nvals_total(const struct kevent *ev)
+{
+	return (size_t)ev->nfds * ev->nvals;
+}
+
+#endif

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "core/sync.h"
+
+#include <errno.h>
+
+#include "core/kevent.h"
+#include "core/scratch.h"
+#include "core/window.h"
+
+/* Reads every source of h's event into a scratch buffer. */
+static int read_all(struct shpmu *pmu, struct handle *h, struct scratch *s,
+		    uint64_t **vals)
+{
+	*vals = scratch_get(s, kevent_nvals_total(h->ev));
+	if (!*vals)
+		return -ENOMEM;
+	return kevent_read(pmu, h->ev, 0, h->ev->nfds, *vals);
+}
+
+int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
+{
+	struct kevent *ev = h->ev;
+	struct scratch s;
+	uint64_t *now;
+	int err;
+
+	/* Under ev->lock no other handle can switch the sources between
+	 * this one's reading and its count. */
+	pthread_mutex_lock(&ev->lock);
+	err = read_all(pmu, h, &s, &now);
+	if (!err) {
+		window_start(h, now);
+		err = kevent_enable_get(pmu, ev, at_open);
+	}
+	pthread_mutex_unlock(&ev->lock);
+	scratch_put(&s);
+	return err;
+}
+
+int sync_stop(struct shpmu *pmu, struct handle *h)
+{
+	struct kevent *ev = h->ev;
+	struct scratch s;
+	uint64_t *now;
+	int err;
+
+	pthread_mutex_lock(&ev->lock);
+	err = read_all(pmu, h, &s, &now);
+	if (!err) {
+		window_apply_all(h, now);
+		err = kevent_enable_put(pmu, ev);
+	}
+	pthread_mutex_unlock(&ev->lock);
+	scratch_put(&s);
+	return err;
+}
+
+int sync_now(struct shpmu *pmu, struct handle *h, int only)
+{
+	uint64_t one[KVAL_MAX], *now;
+	struct scratch s;
+	int err;
+
+	if (!h->enabled)
+		return 0;
+	if (only >= 0) {
+		err = kevent_read(pmu, h->ev, (uint32_t)only, 1, one);
+		if (!err)
+			window_apply(h, (uint32_t)only, one);
+		return err;
+	}
+	err = read_all(pmu, h, &s, &now);
+	if (!err)
+		window_apply_all(h, now);
+	scratch_put(&s);
+	return err;
+}
+
+int sync_cached(struct shpmu *pmu, struct handle *h)
+{
+	struct scratch s;
+	uint64_t *now;
+	int err;
+
+	if (!h->enabled)
+		return 0;
+	now = scratch_get(&s, kevent_nvals_total(h->ev));
+	if (!now)
+		return -ENOMEM;
+	err = kevent_read_cached(pmu, h->ev, now);
+	if (!err)
+		window_apply_all(h, now);
+	scratch_put(&s);
+	return err;
+}
+
+void sync_drop(struct shpmu *pmu, struct handle *h)
+{
+	if (!h->enabled)
+		return;
+	pthread_mutex_lock(&h->ev->lock);
+	kevent_enable_drop(pmu, h->ev);
+	pthread_mutex_unlock(&h->ev->lock);
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "core/window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t *base_of(const struct handle *h, uint32_t i)
+{
+	return h->state + (size_t)i * h->ev->nvals;
+}
+
+static uint64_t *acc_of(const struct handle *h, uint32_t i)
+{
+	return h->state + ((size_t)h->ev->nfds + i) * h->ev->nvals;
+}
+
+int window_alloc(struct handle *h)
+{
+	size_t n = 2 * kevent_nvals_total(h->ev);
+
+	if (n <= HANDLE_INLINE_VALUES) {
+		memset(h->inline_state, 0, sizeof(h->inline_state));
+		h->state = h->inline_state;
+		return 0;
+	}
+	h->state = calloc(n, sizeof(uint64_t));
+	return h->state ? 0 : -ENOMEM;
+}
+
+void window_free(struct handle *h)
+{
+	if (h->state != h->inline_state)
+		free(h->state);
+	h->state = NULL;
+}
+
+void window_start(struct handle *h, const uint64_t *now)
+{
+	memcpy(base_of(h, 0), now, kevent_nvals_total(h->ev) * sizeof(*now));
+}
+
+void window_apply(struct handle *h, uint32_t i, const uint64_t *now)
+{
+	uint64_t *base = base_of(h, i), *acc = acc_of(h, i);
+	uint32_t nvals = h->ev->nvals;
+
+	if (!h->enabled)
+		return;
+	for (uint32_t v = 0; v < nvals; v++) {
+		/* See window_apply_sum_one(). */
+		if (now[v] > base[v])
+			acc[v] += now[v] - base[v];
+		base[v] = now[v];
+	}
+}
+
+void window_apply_all(struct handle *h, const uint64_t *now)
+{
+	for (uint32_t i = 0; i < h->ev->nfds; i++)
+		window_apply(h, i, now + (size_t)i * h->ev->nvals);
+}
+
+void window_clear(struct handle *h)
+{
+	memset(acc_of(h, 0), 0, kevent_nvals_total(h->ev) * sizeof(uint64_t));
+}
+
+void window_sum(const struct handle *h, int only, struct shpmu_count *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < h->ev->nfds; i++) {
+		const uint64_t *acc = acc_of(h, i);
+
+		if (only >= 0 && i != (uint32_t)only)
+			continue;
+		out->value += acc[KVAL_COUNT];
+		out->time_enabled += acc[KVAL_ENABLED];
+		out->time_running += acc[KVAL_RUNNING];
+	}
+}
+
+const uint64_t *window_acc(const struct handle *h, uint32_t i)
+{
+	return acc_of(h, i);
+}
