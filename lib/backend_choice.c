@@ -12,7 +12,6 @@
 
 #include "bpf/backend_bpf.h"
 #include "core/context.h"
-#include "core/cpus.h"
 #include "core/kevent.h"
 #include "core/log.h"
 #include "host/host.h"
@@ -174,45 +173,45 @@ void backend_choice_fini(struct shpmu *pmu)
 	pmu->choice = NULL;
 }
 
-int backend_prepare(struct shpmu *pmu, const struct share_key *key)
+/* The backend that counts key, decided before its event is made: AUTO's
+ * first cgroup open loads the program here (under the choice's lock: the
+ * context lock is not held). */
+static struct backend *backend_for(struct shpmu *pmu,
+				   const struct share_key *key)
 {
-	int err = 0;
+	struct backend_choice *c = pmu->choice;
+	struct backend *b = &backend_perf;
 
+	if (!bpf_counts(pmu, key))
+		return b;
+	pthread_mutex_lock(&c->lock);
 	/* A task alone is cheaper as a classic task event: it is counted
 	 * by the program only where the program runs anyway. */
-	if (!bpf_counts(pmu, key) || target_is_task(&key->target))
-		return 0;
-	pthread_mutex_lock(&pmu->choice->lock);
-	if (pmu->choice->counting == CGROUPS_UNDECIDED) {
-		if (key->target.cpu >= 0)
-			err = cpus_check_online(pmu, key->target.cpu);
-		if (!err && load_bpf(pmu))
-			pr_info(pmu, "counting cgroups with classic cgroup "
-				     "events: the BPF backend cannot work here "
-				     "(see above)");
-	}
-	pthread_mutex_unlock(&pmu->choice->lock);
-	return err;
+	if (c->counting == CGROUPS_UNDECIDED && !target_is_task(&key->target) &&
+	    load_bpf(pmu))
+		pr_info(pmu, "counting cgroups with classic cgroup events: the "
+			     "BPF backend cannot work here (see above)");
+	if (c->counting == CGROUPS_BY_BPF)
+		b = c->bpf;
+	pthread_mutex_unlock(&c->lock);
+	return b;
 }
 
 int backend_new_event(struct shpmu *pmu, const struct share_key *key,
-		      uint64_t hash, int cgroup_fd, struct kevent **out)
+		      uint64_t hash, const int *cpus, uint32_t ncpus,
+		      int cgroup_fd, struct kevent **out)
 {
-	/* (set before the context lock, by backend_prepare or at new) */
-	struct backend *b =
-		bpf_counts(pmu, key) && pmu->choice->counting == CGROUPS_BY_BPF
-			? pmu->choice->bpf
-			: &backend_perf;
+	struct backend *b = backend_for(pmu, key);
 	int err;
 
-	err = kevent_new(pmu, b, key, hash, cgroup_fd, &pmu->stats, out);
+	err = kevent_new(pmu, b, key, hash, cpus, ncpus, cgroup_fd, out);
 	/* Out of room: AUTO counts this one the classic way. */
 	if (err == -ENOSPC && b != &backend_perf &&
 	    pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO) {
 		pr_info(pmu, "counting this target with classic events "
 			     "instead");
-		err = kevent_new(pmu, &backend_perf, key, hash, cgroup_fd,
-				 &pmu->stats, out);
+		err = kevent_new(pmu, &backend_perf, key, hash, cpus, ncpus,
+				 cgroup_fd, out);
 	}
 	return err;
 }

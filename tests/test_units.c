@@ -127,7 +127,7 @@ static struct kevent *keyed_event(uint64_t config)
 	struct kevent *ev = fake_event(1);
 
 	ev->key.events[0].config = config;
-	ev->hash = share_key_hash(&ev->key);
+	ev->node.hash = share_key_hash(&ev->key);
 	return ev;
 }
 
@@ -139,25 +139,27 @@ Test(units, the_registry_grows_and_finds_every_event)
 	size_t first_buckets;
 
 	cr_assert_eq(registry_init(&reg), 0);
-	first_buckets = reg.nbuckets;
+	first_buckets = reg.events.nbuckets;
 	for (int i = 0; i < N; i++) {
 		evs[i] = keyed_event((uint64_t)i);
 		registry_insert(&reg, evs[i]);
 	}
-	cr_expect_gt(reg.nbuckets, first_buckets, "it grew");
-	cr_expect_geq(reg.nbuckets, (size_t)N, "chains stay short");
+	cr_expect_gt(reg.events.nbuckets, first_buckets, "it grew");
+	cr_expect_geq(reg.events.nbuckets, (size_t)N, "chains stay short");
 	for (int i = 0; i < N; i++)
-		cr_expect_eq(registry_find(&reg, &evs[i]->key, evs[i]->hash),
-			     evs[i]);
+		cr_expect_eq(
+			registry_find(&reg, &evs[i]->key, evs[i]->node.hash),
+			evs[i]);
 	for (int i = 0; i < N; i += 2)
 		registry_remove(&reg, evs[i]);
-	cr_expect_eq(reg.count, (size_t)N / 2);
+	cr_expect_eq(reg.events.count, (size_t)N / 2);
 	for (int i = 0; i < N; i++)
-		cr_expect_eq(registry_find(&reg, &evs[i]->key, evs[i]->hash),
-			     i % 2 ? evs[i] : NULL);
+		cr_expect_eq(
+			registry_find(&reg, &evs[i]->key, evs[i]->node.hash),
+			i % 2 ? evs[i] : NULL);
 	for (int i = 1; i < N; i += 2)
 		registry_remove(&reg, evs[i]);
-	cr_expect_eq(reg.count, 0);
+	cr_expect_eq(reg.events.count, 0);
 	registry_fini(&reg);
 	for (int i = 0; i < N; i++)
 		free(evs[i]);

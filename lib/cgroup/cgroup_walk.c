@@ -16,69 +16,36 @@
 /* Deeper than any real hierarchy; bounds the fds a walk holds at once. */
 #define WALK_MAX_DEPTH 64
 
+static void free_entry(struct hash_node *n)
+{
+	free(hash_entry(n, struct cgroup_path_entry, node));
+}
+
 void cgroup_path_map_clear(struct cgroup_path_map *map)
 {
-	for (size_t i = 0; i < map->nbuckets; i++) {
-		while (map->buckets[i]) {
-			struct cgroup_path_entry *e = map->buckets[i];
-
-			map->buckets[i] = e->next;
-			free(e);
-		}
-	}
-	free(map->buckets);
-	memset(map, 0, sizeof(*map));
+	hashtab_drain(&map->ids, free_entry);
+	hashtab_fini(&map->ids);
 }
 
 const char *cgroup_path_map_find(const struct cgroup_path_map *map, uint64_t id)
 {
-	if (!map->nbuckets)
-		return NULL;
-	for (struct cgroup_path_entry *e =
-		     map->buckets[id & (map->nbuckets - 1)];
-	     e; e = e->next)
-		if (e->id == id)
-			return e->path;
-	return NULL;
-}
+	struct hash_node *n = hashtab_first(&map->ids, id);
 
-static int grow(struct cgroup_path_map *map)
-{
-	size_t n = map->nbuckets ? map->nbuckets * 2 : 256;
-	struct cgroup_path_entry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (size_t i = 0; i < map->nbuckets; i++) {
-		while (map->buckets[i]) {
-			struct cgroup_path_entry *e = map->buckets[i];
-
-			map->buckets[i] = e->next;
-			e->next = b[e->id & (n - 1)];
-			b[e->id & (n - 1)] = e;
-		}
-	}
-	free(map->buckets);
-	map->buckets = b;
-	map->nbuckets = n;
-	return 0;
+	return n ? hash_entry(n, struct cgroup_path_entry, node)->path : NULL;
 }
 
 static int add(struct cgroup_path_map *map, uint64_t id, const char *path)
 {
 	size_t len = strlen(path) + 1;
-	struct cgroup_path_entry *e;
+	struct cgroup_path_entry *e = malloc(sizeof(*e) + len);
 
-	if (map->count >= map->nbuckets && grow(map))
-		return -ENOMEM;
-	e = malloc(sizeof(*e) + len);
 	if (!e)
 		return -ENOMEM;
-	e->id = id;
 	memcpy(e->path, path, len);
-	e->next = map->buckets[id & (map->nbuckets - 1)];
-	map->buckets[id & (map->nbuckets - 1)] = e;
-	map->count++;
+	if (hashtab_insert(&map->ids, &e->node, id)) {
+		free(e);
+		return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -10,18 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hashtab.h"
+
 struct shpmu;
 
 struct cgroup_path_entry {
-	struct cgroup_path_entry *next;
-	uint64_t id;
-	char path[]; /* relative to the root; "" is the root */
+	struct hash_node node; /* hashed by id */
+	char path[];	       /* relative to the root; "" is the root */
 };
 
+/* Zeroed, an empty map. */
 struct cgroup_path_map {
-	struct cgroup_path_entry **buckets;
-	size_t nbuckets;
-	size_t count;
+	struct hashtab ids;
 };
 
 void cgroup_path_map_clear(struct cgroup_path_map *map);

@@ -74,16 +74,11 @@ struct share_key;
 int backend_choice_init(struct shpmu *pmu, const struct shpmu_opts *o);
 void backend_choice_fini(struct shpmu *pmu);
 
-/* Before the context lock is taken for an open of key: makes the backend
- * it will want ready (AUTO's first cgroup open loads the program here, a
- * matter of tens of ms that no other call should wait for). A request
- * for a CPU that is not online gives -EINVAL (logged) before anything is
- * loaded for it; else 0. */
-int backend_prepare(struct shpmu *pmu, const struct share_key *key);
-
-/* Makes key's kernel event with its backend (context lock held), adding
- * its cost to the stats. 0 or -errno, logged. */
+/* Makes key's kernel event on cpus with the backend that counts it (the
+ * context's create lock held): see kevent_new(). AUTO's first cgroup open
+ * loads the BPF program here. 0 or -errno, logged. */
 int backend_new_event(struct shpmu *pmu, const struct share_key *key,
-		      uint64_t hash, int cgroup_fd, struct kevent **out);
+		      uint64_t hash, const int *cpus, uint32_t ncpus,
+		      int cgroup_fd, struct kevent **out);
 
 #endif

@@ -6,14 +6,19 @@
  * Locks, in the order they nest (a thread holding one takes only those
  * below it):
  *
+ *   pmu->create_lock    making and freeing kernel events: a backend's
+ *                       open and close, which may load the BPF program,
+ *                       flush every CPU, or in host scope wait for the
+ *                       domain's lock. Opens that share an event, and
+ *                       closes of all but the last handle on one, do not
+ *                       take it.
  *   the choice's lock   whether AUTO has tried the BPF backend, and
  *                       that backend while it is made
- *                       (lib/backend_choice.c). Taken before pmu->lock,
- *                       never inside it: loading the program takes tens
- *                       of ms.
+ *                       (lib/backend_choice.c).
  *   pmu->lock           the registry, handle allocation and the free
- *                       list, the stats, kernel events' refcounts: opens
- *                       and closes.
+ *                       list, the stats, kernel events' refcounts. Held
+ *                       for bookkeeping only: no counter is read and no
+ *                       kernel event made or freed under it.
  *   a handle stripe     the fields of the handles in it (ev, state,
  *                       enabled, gen): every call on a handle. Batches
  *                       take several, in ascending order.
@@ -54,6 +59,7 @@ struct shpmu {
 	/* Which backend counts what (core/backend.h). */
 	struct backend_choice *choice;
 
+	pthread_mutex_t create_lock;
 	pthread_mutex_t lock;
 	struct registry registry;
 	struct shpmu_stats stats;

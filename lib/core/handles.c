@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/small.h"
+
 static pthread_mutex_t *stripe_of(struct handle_table *t, uint32_t index)
 {
 	return &t->stripes[index % HANDLE_STRIPES];
@@ -114,8 +116,7 @@ void handles_release(struct handle_table *t, int h)
 	uint32_t index = handle_index(h);
 	struct handle *slot = handles_slot(t, index);
 
-	if (slot->state != slot->inline_state)
-		free(slot->state);
+	small_free(slot->state, slot->inline_state);
 	slot->state = NULL;
 	slot->ev = NULL;
 	slot->enabled = false;

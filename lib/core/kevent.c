@@ -11,11 +11,7 @@
 #include "core/log.h"
 #include "core/task.h"
 
-/* The CPUs a new event spans. A single CPU must be online, whatever
- * backend counts it: the BPF backend would otherwise accept a CPU it has
- * no event for. */
-static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
-		       int **cpus)
+int kevent_cpus(struct shpmu *pmu, const struct target_key *t, int **cpus)
 {
 	int err;
 
@@ -33,7 +29,7 @@ static int kevent_cpus(struct shpmu *pmu, const struct target_key *t,
 	return 1;
 }
 
-static void add_cost(struct shpmu_stats *stats, const struct backend_cost *c,
+void kevent_cost_add(struct shpmu_stats *stats, const struct backend_cost *c,
 		     int sign)
 {
 	stats->kernel_events += (uint64_t)(sign * c->events);
@@ -41,13 +37,12 @@ static void add_cost(struct shpmu_stats *stats, const struct backend_cost *c,
 }
 
 int kevent_new(struct shpmu *pmu, struct backend *b,
-	       const struct share_key *key, uint64_t hash, int cgroup_fd,
-	       struct shpmu_stats *stats, struct kevent **out)
+	       const struct share_key *key, uint64_t hash, const int *cpus,
+	       uint32_t ncpus, int cgroup_fd, struct kevent **out)
 {
 	size_t key_size = share_key_size(key->nevents);
-	struct backend_cost cost = {0};
 	struct kevent *ev;
-	int n, err;
+	int err;
 
 	if (key->nevents > KVAL_MAX - KVAL_COUNT)
 		return -E2BIG;
@@ -55,15 +50,16 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 	if (!ev)
 		return -ENOMEM;
 	memcpy(&ev->key, key, key_size);
-	ev->hash = hash;
+	ev->node.hash = hash;
 	ev->backend = b;
 	ev->nvals = KVAL_COUNT + key->nevents;
-	n = kevent_cpus(pmu, &key->target, &ev->cpus);
-	if (n < 0) {
-		err = n;
+	ev->nfds = ncpus;
+	ev->cpus = malloc(ncpus * sizeof(*cpus));
+	if (!ev->cpus) {
+		err = -ENOMEM;
 		goto free_ev;
 	}
-	ev->nfds = (uint32_t)n;
+	memcpy(ev->cpus, cpus, ncpus * sizeof(*cpus));
 	/* Before the open: a tid reused in between then looks stale, which
 	 * only costs a fresh event later. */
 	if (target_is_task(&key->target))
@@ -71,10 +67,9 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 	err = -pthread_mutex_init(&ev->lock, NULL);
 	if (err)
 		goto free_cpus;
-	err = b->ops->open(pmu, ev, cgroup_fd, &cost);
+	err = b->ops->open(pmu, ev, cgroup_fd, &ev->cost);
 	if (err)
 		goto destroy_lock;
-	add_cost(stats, &cost, 1);
 	*out = ev;
 	return 0;
 
@@ -88,12 +83,10 @@ free_ev:
 }
 
 void kevent_free(struct shpmu *pmu, struct kevent *ev,
-		 struct shpmu_stats *stats)
+		 struct backend_cost *cost)
 {
-	struct backend_cost cost = {0};
-
-	ev->backend->ops->close(pmu, ev, &cost);
-	add_cost(stats, &cost, -1);
+	*cost = (struct backend_cost){0};
+	ev->backend->ops->close(pmu, ev, cost);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev->cpus);
 	free(ev);

@@ -16,9 +16,9 @@
 
 #include <shpmu/shpmu.h>
 
+#include "core/backend.h"
+#include "core/hashtab.h"
 #include "core/key.h"
-
-struct backend;
 
 /* Values per CPU in a reading: time_enabled, time_running, then counts
  * (a group's members, leader first). */
@@ -29,8 +29,9 @@ struct backend;
 #define KVAL_MAX (KVAL_COUNT + SHPMU_GROUP_MAX)
 
 struct kevent {
-	struct kevent *next;  /* registry chain; under the context lock */
-	uint64_t hash;	      /* share_key_hash(&key) */
+	/* In the registry (under the context lock); node.hash is
+	 * share_key_hash(&key). */
+	struct hash_node node;
 	uint32_t refs;	      /* handles on it; under the context lock */
 	bool registered;      /* findable by other opens */
 	pthread_mutex_t lock; /* enabled, and the sources' on/off state */
@@ -40,6 +41,7 @@ struct kevent {
 	int64_t task;	      /* TASK, PROCESS: task_identity() at open */
 	int *cpus;	      /* the CPU of each source; -1: any */
 	struct backend *backend;
+	struct backend_cost cost; /* what its open added to the stats */
 	/* The backend's own: its fds, or where it counts the event. */
 	union {
 		int *fds;
@@ -48,17 +50,28 @@ struct kevent {
 	struct share_key key; /* last: it ends in a flexible array */
 };
 
-/* Makes the kernel event for key with backend b, its sources off, and
- * adds what it costs to stats. cgroup_fd is a cgroup target's directory,
- * else -1. 0 or -errno, logged (-EINVAL for a CPU that is not online);
- * nothing is left behind on failure. */
-int kevent_new(struct shpmu *pmu, struct backend *b,
-	       const struct share_key *key, uint64_t hash, int cgroup_fd,
-	       struct shpmu_stats *stats, struct kevent **out);
+/* The CPUs an event for target t spans, into a malloc'd *cpus: how many,
+ * or -errno. A single CPU must be online, whatever backend counts it: the
+ * BPF backend would otherwise accept a CPU it has no event for (-EINVAL,
+ * logged). */
+int kevent_cpus(struct shpmu *pmu, const struct target_key *t, int **cpus);
 
-/* Frees ev and its sources, taking what they cost out of stats. */
+/* Makes the kernel event for key with backend b, its sources off, on the
+ * ncpus CPUs given (copied); ev->cost says what it adds to the stats,
+ * which the caller adds. cgroup_fd is a cgroup target's directory, else
+ * -1. 0 or -errno, logged; nothing is left behind on failure. */
+int kevent_new(struct shpmu *pmu, struct backend *b,
+	       const struct share_key *key, uint64_t hash, const int *cpus,
+	       uint32_t ncpus, int cgroup_fd, struct kevent **out);
+
+/* Frees ev and its sources; *cost is what that takes out of the stats. */
 void kevent_free(struct shpmu *pmu, struct kevent *ev,
-		 struct shpmu_stats *stats);
+		 struct backend_cost *cost);
+
+/* Adds (sign 1) or takes out (-1) a cost from the stats (context lock
+ * held). */
+void kevent_cost_add(struct shpmu_stats *stats, const struct backend_cost *c,
+		     int sign);
 
 /* One more handle on ev (context lock held). */
 static inline void kevent_get(struct kevent *ev)

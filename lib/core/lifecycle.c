@@ -133,9 +133,12 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
 	if (err)
 		return err;
-	err = -pthread_mutex_init(&pmu->lock, NULL);
+	err = -pthread_mutex_init(&pmu->create_lock, NULL);
 	if (err)
 		goto fini_cgroups;
+	err = -pthread_mutex_init(&pmu->lock, NULL);
+	if (err)
+		goto destroy_create_lock;
 	err = registry_init(&pmu->registry);
 	if (err)
 		goto destroy_lock;
@@ -154,6 +157,8 @@ fini_registry:
 	registry_fini(&pmu->registry);
 destroy_lock:
 	pthread_mutex_destroy(&pmu->lock);
+destroy_create_lock:
+	pthread_mutex_destroy(&pmu->create_lock);
 fini_cgroups:
 	cgroups_fini(pmu, &pmu->cgroups);
 	return err;
@@ -194,6 +199,7 @@ void shpmu_free(struct shpmu *pmu)
 	handles_fini(&pmu->handles);
 	registry_fini(&pmu->registry);
 	pthread_mutex_destroy(&pmu->lock);
+	pthread_mutex_destroy(&pmu->create_lock);
 	cgroups_fini(pmu, &pmu->cgroups);
 	free(pmu);
 	errno = saved;

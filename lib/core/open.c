@@ -11,52 +11,18 @@
 #include "core/kevent.h"
 #include "core/log.h"
 #include "core/process.h"
+#include "core/small.h"
 #include "core/symver.h"
 #include "core/sync.h"
 #include "core/window.h"
 #include "sys/sys.h"
 
-/* A key with room for one event, without a malloc on the open path. */
+/* Room for a one-event key, so that shpmu_open makes no malloc for it. */
 union single_key {
 	struct share_key key;
 	unsigned char
 		bytes[sizeof(struct share_key) + sizeof(struct event_key)];
 };
-
-/* Makes a handle on ev, counting from now unless disabled (context lock
- * held; nobody can see the handle before it is published). */
-static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled)
-{
-	struct handle tmp = {.ev = ev};
-	int index, err;
-
-	index = handles_alloc(&pmu->handles);
-	if (index < 0) {
-		pr_err(pmu, "shpmu_open: %s",
-		       index == -ENOSPC ? "the handle table is full"
-					: "out of memory");
-		return index;
-	}
-	err = window_alloc(&tmp);
-	if (err)
-		goto unalloc;
-	/* An enable_on_exec handle's window opens now; the kernel switches
-	 * the event on at the exec. */
-	if (!disabled || (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC)) {
-		err = sync_start(pmu, &tmp, true);
-		if (err)
-			goto free_state;
-		tmp.enabled = true;
-	}
-	kevent_get(ev);
-	return handles_publish(&pmu->handles, (uint32_t)index, &tmp);
-
-free_state:
-	window_free(&tmp);
-unalloc:
-	handles_unalloc(&pmu->handles, (uint32_t)index);
-	return err;
-}
 
 /* An event whose thread exited counts nothing more, and its tid may name
  * another thread now. */
@@ -81,50 +47,168 @@ static bool shareable(const struct shpmu *pmu, const struct event_key *e)
 	return true;
 }
 
-/* Opens a handle on the kernel event for key, creating the event unless
- * one can be shared. Called with every argument checked; cgroup_fd is the
- * cgroup's directory for a cgroup target. */
-static int open_shared(struct shpmu *pmu, const struct share_key *key,
-		       int cgroup_fd, bool disabled)
+/* The registered event for key with one more ref on it, or NULL. */
+static struct kevent *find_shared(struct shpmu *pmu,
+				  const struct share_key *key, uint64_t hash)
 {
-	bool sharing = shareable(pmu, &key->events[0]);
-	uint64_t hash = share_key_hash(key);
-	struct kevent *ev = NULL;
-	bool created = false;
-	int h;
+	struct kevent *ev;
 
-	h = backend_prepare(pmu, key);
-	if (h < 0)
-		return h;
 	pthread_mutex_lock(&pmu->lock);
-	if (sharing)
-		ev = registry_find(&pmu->registry, key, hash);
+	ev = registry_find(&pmu->registry, key, hash);
 	if (ev && task_is_gone(ev)) {
 		/* Its handles keep their final values; new ones get a new
 		 * event for the task that has the tid now. */
 		registry_remove(&pmu->registry, ev);
 		ev = NULL;
 	}
+	if (ev)
+		kevent_get(ev);
+	pthread_mutex_unlock(&pmu->lock);
+	return ev;
+}
+
+/* Makes the kernel event for key (create lock held): its CPUs, checked
+ * once, then its backend's. */
+static int new_event(struct shpmu *pmu, const struct share_key *key,
+		     uint64_t hash, int cgroup_fd, struct kevent **out)
+{
+	int *cpus, n, err;
+
+	n = kevent_cpus(pmu, &key->target, &cpus);
+	if (n < 0)
+		return n;
+	err = backend_new_event(pmu, key, hash, cpus, (uint32_t)n, cgroup_fd,
+				out);
+	free(cpus);
+	return err;
+}
+
+/* The kernel event for key with one more ref on it: the shared one where
+ * there is one, else one its backend makes now, under the create lock
+ * only (a backend may load, flush every CPU or wait for a host domain's
+ * lock: no other call waits on the context lock meanwhile). */
+static int get_event(struct shpmu *pmu, const struct share_key *key,
+		     int cgroup_fd, struct kevent **out, bool *created)
+{
+	bool sharing = shareable(pmu, &key->events[0]);
+	uint64_t hash = share_key_hash(key);
+	struct kevent *ev = NULL;
+	int err = 0;
+
+	*created = false;
+	if (sharing && (*out = find_shared(pmu, key, hash)))
+		return 0;
+	pthread_mutex_lock(&pmu->create_lock);
+	/* Another open may have made it while this one waited. */
+	if (sharing)
+		ev = find_shared(pmu, key, hash);
 	if (!ev) {
-		h = backend_new_event(pmu, key, hash, cgroup_fd, &ev);
-		if (h < 0)
-			goto unlock;
-		created = true;
+		err = new_event(pmu, key, hash, cgroup_fd, &ev);
+		*created = !err;
 	}
-	h = open_handle(pmu, ev, disabled);
-	if (h < 0) {
-		if (created)
-			kevent_free(pmu, ev, &pmu->stats);
-		goto unlock;
+	if (*created) {
+		pthread_mutex_lock(&pmu->lock);
+		kevent_cost_add(&pmu->stats, &ev->cost, 1);
+		kevent_get(ev);
+		if (sharing)
+			registry_insert(&pmu->registry, ev);
+		pthread_mutex_unlock(&pmu->lock);
 	}
-	if (created && sharing)
-		registry_insert(&pmu->registry, ev);
+	pthread_mutex_unlock(&pmu->create_lock);
+	*out = ev;
+	return err;
+}
+
+/* Frees an event nobody refers to any more, taken out of the registry. */
+static void free_event(struct shpmu *pmu, struct kevent *ev)
+{
+	struct backend_cost cost;
+
+	pthread_mutex_lock(&pmu->create_lock);
+	kevent_free(pmu, ev, &cost);
+	pthread_mutex_unlock(&pmu->create_lock);
+	pthread_mutex_lock(&pmu->lock);
+	kevent_cost_add(&pmu->stats, &cost, -1);
+	pthread_mutex_unlock(&pmu->lock);
+}
+
+/* Drops a ref get_event() took, freeing the event with the last. */
+static void put_event(struct shpmu *pmu, struct kevent *ev)
+{
+	bool last;
+
+	pthread_mutex_lock(&pmu->lock);
+	last = kevent_put(ev);
+	if (last && ev->registered)
+		registry_remove(&pmu->registry, ev);
+	pthread_mutex_unlock(&pmu->lock);
+	if (last)
+		free_event(pmu, ev);
+}
+
+/* Makes a handle on ev (whose ref it takes over), counting from now
+ * unless disabled. Its window opens outside the context lock: nobody can
+ * see the handle before it is published. */
+static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled,
+		       bool created)
+{
+	struct handle tmp = {.ev = ev};
+	int index, h, err;
+
+	pthread_mutex_lock(&pmu->lock);
+	index = handles_alloc(&pmu->handles);
+	pthread_mutex_unlock(&pmu->lock);
+	if (index < 0) {
+		pr_err(pmu, "shpmu_open: %s",
+		       index == -ENOSPC ? "the handle table is full"
+					: "out of memory");
+		return index;
+	}
+	err = window_alloc(&tmp);
+	if (err)
+		goto unalloc;
+	/* An enable_on_exec handle's window opens now; the kernel switches
+	 * the event on at the exec. */
+	if (!disabled || (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC)) {
+		err = sync_start(pmu, &tmp, true);
+		if (err)
+			goto free_state;
+		tmp.enabled = true;
+	}
+	pthread_mutex_lock(&pmu->lock);
+	h = handles_publish(&pmu->handles, (uint32_t)index, &tmp);
 	if (!created)
 		pmu->stats.shared_opens++;
 	pmu->stats.handles++;
 	pmu->stats.opens++;
-unlock:
 	pthread_mutex_unlock(&pmu->lock);
+	return h;
+
+free_state:
+	window_free(&tmp);
+unalloc:
+	pthread_mutex_lock(&pmu->lock);
+	handles_unalloc(&pmu->handles, (uint32_t)index);
+	pthread_mutex_unlock(&pmu->lock);
+	return err;
+}
+
+/* Opens a handle on the kernel event for key, creating the event unless
+ * one can be shared. Called with every argument checked; cgroup_fd is the
+ * cgroup's directory for a cgroup target. */
+static int open_shared(struct shpmu *pmu, const struct share_key *key,
+		       int cgroup_fd, bool disabled)
+{
+	struct kevent *ev = NULL;
+	bool created = false;
+	int h;
+
+	h = get_event(pmu, key, cgroup_fd, &ev, &created);
+	if (h < 0)
+		return h;
+	h = open_handle(pmu, ev, disabled, created);
+	if (h < 0)
+		put_event(pmu, ev);
 	return h;
 }
 
@@ -174,58 +258,30 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 	return err;
 }
 
-static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attr,
-			const struct shpmu_target *target)
+/* shpmu_open (group false, n 1) and shpmu_open_group: the key, from
+ * every attr and the target, then the open. */
+static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
+			size_t n, const struct shpmu_target *target, bool group)
 {
-	union single_key k;
-	const char *why;
-	bool disabled;
-	int err;
-
-	err = api_check(pmu, attr, "shpmu_open", "attr");
-	if (!err)
-		err = api_check(pmu, target, "shpmu_open", "target");
-	if (err)
-		return shpmu_err(err);
-	memset(&k, 0, sizeof(k));
-	err = key_from_attr(attr, &k.key.events[0], &disabled, &why);
-	if (!err)
-		err = target_to_key(target, &k.key.target, &why);
-	if (err) {
-		pr_err(pmu, "shpmu_open: %s", why);
-		return shpmu_err(err);
-	}
-	k.key.nevents = 1;
-	return shpmu_err(open_resolved(pmu, &k.key, target, disabled));
-}
-
-int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
-		    const struct shpmu_target *target)
-{
-	API_CALL(pmu, open_checked(pmu, attr, target));
-}
-SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
-
-static int open_group_checked(struct shpmu *pmu,
-			      const struct perf_event_attr *attrs, size_t n,
-			      const struct shpmu_target *target)
-{
+	const char *fn = group ? "shpmu_open_group" : "shpmu_open";
+	union single_key inline_key;
+	bool disabled, member_disabled;
 	struct share_key *key;
 	const char *why;
-	bool disabled, member_disabled;
 	int err;
 
-	err = api_check(pmu, attrs, "shpmu_open_group", "attrs");
+	err = api_check(pmu, attrs, fn, group ? "attrs" : "attr");
 	if (!err)
-		err = api_check(pmu, target, "shpmu_open_group", "target");
+		err = api_check(pmu, target, fn, "target");
 	if (err)
 		return shpmu_err(err);
-	if (n == 0 || n > SHPMU_GROUP_MAX) {
+	if (group && (n == 0 || n > SHPMU_GROUP_MAX)) {
 		pr_err(pmu, "shpmu_open_group: a group has 1 to %d members",
 		       SHPMU_GROUP_MAX);
 		return shpmu_err(-EINVAL);
 	}
-	key = calloc(1, share_key_size((uint32_t)n));
+	key = small_zalloc(&inline_key, sizeof(inline_key),
+			   share_key_size((uint32_t)n));
 	if (!key)
 		return shpmu_err(-ENOMEM);
 	key->nevents = (uint32_t)n;
@@ -235,23 +291,33 @@ static int open_group_checked(struct shpmu *pmu,
 	if (!err)
 		err = target_to_key(target, &key->target, &why);
 	if (err)
-		pr_err(pmu, "shpmu_open_group: %s", why);
+		pr_err(pmu, "%s: %s", fn, why);
 	else
 		err = open_resolved(pmu, key, target, disabled);
-	free(key);
+	small_free(key, &inline_key);
 	return shpmu_err(err);
 }
+
+int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
+		    const struct shpmu_target *target)
+{
+	API_CALL(pmu, open_checked(pmu, attr, 1, target, false));
+}
+SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
 
 int shpmu_open_group_v0_2(struct shpmu *pmu,
 			  const struct perf_event_attr *attrs, size_t n,
 			  const struct shpmu_target *target)
 {
-	API_CALL(pmu, open_group_checked(pmu, attrs, n, target));
+	API_CALL(pmu, open_checked(pmu, attrs, n, target, true));
 }
 SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, "LIBSHPMU_0.2");
 
-/* Closes a locked, live handle (context lock held); unlocks its stripe. */
-static void close_handle(struct shpmu *pmu, struct handle *slot, int h)
+/* Closes a locked, live handle (context lock held); unlocks its stripe.
+ * Returns its event when this was the last handle on it, for the caller
+ * to free outside the context lock. */
+static struct kevent *close_handle(struct shpmu *pmu, struct handle *slot,
+				   int h)
 {
 	struct kevent *ev = slot->ev;
 
@@ -260,21 +326,24 @@ static void close_handle(struct shpmu *pmu, struct handle *slot, int h)
 	handle_unlock(&pmu->handles, h);
 	pmu->stats.handles--;
 	if (!kevent_put(ev))
-		return;
+		return NULL;
 	if (ev->registered)
 		registry_remove(&pmu->registry, ev);
-	kevent_free(pmu, ev, &pmu->stats);
+	return ev;
 }
 
 static int close_checked(struct shpmu *pmu, int h)
 {
+	struct kevent *last = NULL;
 	struct handle *slot;
 
 	pthread_mutex_lock(&pmu->lock);
 	slot = api_handle(pmu, h, "shpmu_close");
 	if (slot)
-		close_handle(pmu, slot, h);
+		last = close_handle(pmu, slot, h);
 	pthread_mutex_unlock(&pmu->lock);
+	if (last)
+		free_event(pmu, last);
 	return slot ? 0 : shpmu_err(-EBADF);
 }
 
@@ -285,16 +354,19 @@ int shpmu_close(struct shpmu *pmu, int h)
 
 void close_all_handles(struct shpmu *pmu)
 {
-	pthread_mutex_lock(&pmu->lock);
 	for (uint32_t i = 0; i < pmu->handles.nslots; i++) {
 		struct handle *slot = handles_slot(&pmu->handles, i);
+		struct kevent *last;
 		int h;
 
 		if (!slot->ev)
 			continue;
 		h = handle_of(slot, i);
+		pthread_mutex_lock(&pmu->lock);
 		slot = handle_lock(&pmu->handles, h);
-		close_handle(pmu, slot, h);
+		last = close_handle(pmu, slot, h);
+		pthread_mutex_unlock(&pmu->lock);
+		if (last)
+			free_event(pmu, last);
 	}
-	pthread_mutex_unlock(&pmu->lock);
 }

@@ -10,89 +10,72 @@
 #include <string.h>
 
 #include "core/api.h"
+#include "core/hashtab.h"
 #include "core/kevent.h"
 #include "core/log.h"
+#include "core/small.h"
 #include "core/window.h"
 
-/* The readings of one kernel event, made at most once per batch: a small
- * open-addressing table keyed by the event, in O(1) per handle. */
+/* The readings of one kernel event, made at most once per batch, found
+ * by the event in O(1) per handle. */
 struct reading {
+	struct hash_node node; /* hashed by the event's address */
 	const struct kevent *ev;
 	uint64_t *vals; /* nfds * nvals once read: small ones in inline_vals */
 	uint64_t inline_vals[KVAL_COUNT + 1];
 };
 
 struct readings {
-	struct reading *slots;
-	size_t mask, used;
+	struct hashtab by_event;
+	struct reading *pool; /* room for one per handle of the batch */
+	size_t used;
 };
 
 /* Most batches span a handful of events; the table starts small. */
 #define READINGS_FIRST_SIZE 32
 
-static int readings_init(struct readings *r, size_t size)
+static int readings_init(struct readings *r, size_t handles)
 {
-	r->slots = calloc(size, sizeof(*r->slots));
-	r->mask = size - 1;
 	r->used = 0;
-	return r->slots ? 0 : -ENOMEM;
+	r->pool = malloc(handles * sizeof(*r->pool));
+	if (!r->pool)
+		return -ENOMEM;
+	if (hashtab_init(&r->by_event, READINGS_FIRST_SIZE)) {
+		free(r->pool);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static void readings_fini(struct readings *r)
 {
-	for (size_t i = 0; i <= r->mask; i++)
-		if (r->slots[i].vals != r->slots[i].inline_vals)
-			free(r->slots[i].vals);
-	free(r->slots);
+	for (size_t i = 0; i < r->used; i++)
+		small_free(r->pool[i].vals, r->pool[i].inline_vals);
+	hashtab_fini(&r->by_event);
+	free(r->pool);
 }
 
-static struct reading *probe(struct readings *r, const struct kevent *ev)
+static uint64_t event_hash(const struct kevent *ev)
 {
-	size_t i = (size_t)(((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ull) &
-		   r->mask;
-
-	while (r->slots[i].ev && r->slots[i].ev != ev)
-		i = (i + 1) & r->mask;
-	return &r->slots[i];
-}
-
-/* Doubles the table once it is half full. */
-static int grow(struct readings *r)
-{
-	struct readings bigger;
-
-	if (readings_init(&bigger, 2 * (r->mask + 1)))
-		return -ENOMEM;
-	for (size_t i = 0; i <= r->mask; i++) {
-		struct reading *from = &r->slots[i], *to;
-
-		if (!from->ev)
-			continue;
-		to = probe(&bigger, from->ev);
-		*to = *from;
-		if (from->vals == from->inline_vals)
-			to->vals = to->inline_vals;
-	}
-	bigger.used = r->used;
-	free(r->slots);
-	*r = bigger;
-	return 0;
+	return ((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ull;
 }
 
 static struct reading *readings_slot(struct readings *r,
 				     const struct kevent *ev)
 {
-	struct reading *rd = probe(r, ev);
+	uint64_t hash = event_hash(ev);
+	struct reading *rd;
 
-	if (rd->ev)
-		return rd;
-	if (2 * (r->used + 1) > r->mask + 1) {
-		if (grow(r))
-			return NULL;
-		rd = probe(r, ev);
+	for (struct hash_node *n = hashtab_first(&r->by_event, hash); n;
+	     n = hash_next(n->next, hash)) {
+		rd = hash_entry(n, struct reading, node);
+		if (rd->ev == ev)
+			return rd;
 	}
+	rd = &r->pool[r->used++];
 	rd->ev = ev;
-	r->used++;
+	rd->vals = NULL;
+	(void)hashtab_insert(&r->by_event, &rd->node, hash);
 	return rd;
 }
 
@@ -109,14 +92,13 @@ static int read_event(struct shpmu *pmu, struct kevent_batch *batch,
 
 	if (rd->vals)
 		return 0;
-	vals = n <= KVAL_COUNT + 1 ? rd->inline_vals
-				   : malloc(n * sizeof(uint64_t));
+	vals = small_alloc(rd->inline_vals, sizeof(rd->inline_vals),
+			   n * sizeof(uint64_t));
 	if (!vals)
 		return -ENOMEM;
 	err = kevent_read_batched(pmu, batch, ev, vals);
 	if (err) {
-		if (vals != rd->inline_vals)
-			free(vals);
+		small_free(vals, rd->inline_vals);
 		return err;
 	}
 	rd->vals = vals;
@@ -135,7 +117,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 	struct readings r;
 	int err;
 
-	err = readings_init(&r, READINGS_FIRST_SIZE);
+	err = readings_init(&r, n);
 	if (err)
 		return err;
 	for (size_t k = 0; k < n && !err; k++) {
@@ -156,7 +138,7 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		if (h->enabled) {
 			if (!last || last->ev != h->ev)
 				last = readings_slot(&r, h->ev);
-			err = last ? read_event(pmu, &batch, last) : -ENOMEM;
+			err = read_event(pmu, &batch, last);
 			if (err)
 				break;
 			if (window_is_single(h)) {

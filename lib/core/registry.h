@@ -7,14 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hashtab.h"
 #include "core/key.h"
 
 struct kevent;
 
 struct registry {
-	struct kevent **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t count;
+	struct hashtab events; /* kevents by share_key_hash() */
 };
 
 int registry_init(struct registry *reg);

@@ -5,7 +5,8 @@
 #define SHPMU_SCRATCH_H
 
 #include <stdint.h>
-#include <stdlib.h>
+
+#include "core/small.h"
 
 /* 64 CPUs' (enabled, running, count), 1.5 KiB. */
 #define SCRATCH_INLINE (64 * 3)
@@ -18,19 +19,16 @@ struct scratch {
 /* n values, or NULL (-ENOMEM) when they do not fit in memory. */
 static inline uint64_t *scratch_get(struct scratch *s, size_t n)
 {
-	if (n <= SCRATCH_INLINE)
-		s->p = s->inline_vals;
-	else
-		s->p = n <= SIZE_MAX / sizeof(uint64_t)
-			       ? malloc(n * sizeof(uint64_t))
-			       : NULL;
+	s->p = n <= SIZE_MAX / sizeof(uint64_t)
+		       ? small_alloc(s->inline_vals, sizeof(s->inline_vals),
+				     n * sizeof(uint64_t))
+		       : NULL;
 	return s->p;
 }
 
 static inline void scratch_put(struct scratch *s)
 {
-	if (s->p != s->inline_vals)
-		free(s->p);
+	small_free(s->p, s->inline_vals);
 }
 
 #endif

@@ -2,8 +2,9 @@
 #include "core/window.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "core/small.h"
 
 static uint64_t *base_of(const struct handle *h, uint32_t i)
 {
@@ -19,19 +20,14 @@ int window_alloc(struct handle *h)
 {
 	size_t n = 2 * kevent_nvals_total(h->ev);
 
-	if (n <= HANDLE_INLINE_VALUES) {
-		memset(h->inline_state, 0, sizeof(h->inline_state));
-		h->state = h->inline_state;
-		return 0;
-	}
-	h->state = calloc(n, sizeof(uint64_t));
+	h->state = small_zalloc(h->inline_state, sizeof(h->inline_state),
+				n * sizeof(uint64_t));
 	return h->state ? 0 : -ENOMEM;
 }
 
 void window_free(struct handle *h)
 {
-	if (h->state != h->inline_state)
-		free(h->state);
+	small_free(h->state, h->inline_state);
 	h->state = NULL;
 }
 
@@ -42,17 +38,8 @@ void window_start(struct handle *h, const uint64_t *now)
 
 void window_apply(struct handle *h, uint32_t i, const uint64_t *now)
 {
-	uint64_t *base = base_of(h, i), *acc = acc_of(h, i);
-	uint32_t nvals = h->ev->nvals;
-
-	if (!h->enabled)
-		return;
-	for (uint32_t v = 0; v < nvals; v++) {
-		/* See window_apply_sum_one(). */
-		if (now[v] > base[v])
-			acc[v] += now[v] - base[v];
-		base[v] = now[v];
-	}
+	if (h->enabled)
+		window_advance(base_of(h, i), acc_of(h, i), now, h->ev->nvals);
 }
 
 void window_apply_all(struct handle *h, const uint64_t *now)

@@ -56,21 +56,29 @@ static inline bool window_is_single(const struct handle *h)
 	return h->ev->nfds == 1 && h->ev->nvals == KVAL_COUNT + 1;
 }
 
-/* window_apply() then window_sum() for an enabled single handle, in one
- * loop-free pass: reads and batched reads spend most of their time
- * here. */
-static inline void window_apply_sum_one(struct handle *h, const uint64_t *now,
-					struct shpmu_count *out)
+/* The one step of the arithmetic, for one source's nvals values: acc +=
+ * now - base; base = now. Inline, so that the single handle's path below
+ * runs it without a loop. */
+static inline void window_advance(uint64_t *base, uint64_t *acc,
+				  const uint64_t *now, uint32_t nvals)
 {
-	uint64_t *base = h->state, *acc = h->state + KVAL_COUNT + 1;
-
-	for (int v = 0; v <= KVAL_COUNT; v++) {
+	for (uint32_t v = 0; v < nvals; v++) {
 		/* The sources are never reset, so they only grow; a smaller
 		 * value would be a kernel bug, not a negative delta. */
 		if (now[v] > base[v])
 			acc[v] += now[v] - base[v];
 		base[v] = now[v];
 	}
+}
+
+/* window_apply() then window_sum() for an enabled single handle: reads
+ * and batched reads spend most of their time here. */
+static inline void window_apply_sum_one(struct handle *h, const uint64_t *now,
+					struct shpmu_count *out)
+{
+	uint64_t *acc = h->state + KVAL_COUNT + 1;
+
+	window_advance(h->state, acc, now, KVAL_COUNT + 1);
 	out->time_enabled = acc[KVAL_ENABLED];
 	out->time_running = acc[KVAL_RUNNING];
 	out->value = acc[KVAL_COUNT];
