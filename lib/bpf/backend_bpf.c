@@ -235,7 +235,6 @@ static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 		err = counter_prog_flush_cpus(pmu, p, ev->cpus + first, n);
 	if (err)
 		return err;
-	counter_prog_tell_unseen(pmu, p);
 	if (ref_is_task(slot))
 		return read_task(p, e, slot & ~TASK_REF, vals);
 	for (uint32_t i = 0; i < n; i++) {
