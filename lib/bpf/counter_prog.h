@@ -48,6 +48,21 @@ struct counter_prog {
 	bool told_unseen;     /* logged that the tracepoint hides switches */
 };
 
+/* The order of a program's fds: counter_prog_adopt's, the pins'. */
+enum {
+	PROG_FD,
+	EVENTS_FD,
+	SLOTS_FD,
+	BSS_FD,
+	VIEWS_FD,
+	TOTALS_FD,
+	LINKS_FD,
+	TASK_TOTALS_FD,
+	N_PROG_FDS,
+};
+
+/* Making the program (prog_load.c). */
+
 /* The possible CPUs the per-CPU maps need room for: > 0, or -EOPNOTSUPP
  * logged (more than MAX_CPUS). */
 int counter_prog_cpus(struct shpmu *pmu);
@@ -64,23 +79,6 @@ int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
  * pinned of it). */
 void counter_prog_destroy_skel(struct switch_counter *skel);
 
-/* Process scope: loads the program for this context alone. */
-int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
-		      struct counter_prog *p);
-
-/* The order of counter_prog_adopt's fds. */
-enum {
-	PROG_FD,
-	EVENTS_FD,
-	SLOTS_FD,
-	BSS_FD,
-	VIEWS_FD,
-	TOTALS_FD,
-	LINKS_FD,
-	TASK_TOTALS_FD,
-	N_PROG_FDS,
-};
-
 /* The fds of a loaded skeleton's program and maps, in that order (the
  * skeleton keeps them), and its mapped globals. */
 void counter_prog_skel_fds(const struct switch_counter *skel,
@@ -94,15 +92,22 @@ int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
 			struct map_shape shapes[N_PROG_FDS],
 			uint32_t *prog_type);
 
-/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd,
- * links_fd, task_totals_fd), maps
- * the memory of the maps behind bss_fd, views_fd and totals_fd (closing
- * those fds), and checks that their sizes fit nr_cpus and max_slots.
- * 0 or -errno; on failure p holds nothing and every fd given is closed. */
+/* The program in a context (prog_lifecycle.c). */
+
+/* Process scope: loads the program for this context alone. */
+int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
+		      struct counter_prog *p);
+
+/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd, links_fd,
+ * task_totals_fd), maps the memory of the maps behind bss_fd, views_fd and
+ * totals_fd (closing those fds), and checks that their sizes fit nr_cpus
+ * and max_slots. 0 or -errno; on failure p holds nothing and every fd
+ * given is closed. */
 int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
 		       uint32_t nr_cpus, uint32_t max_slots,
 		       struct counter_prog *p);
 
+/* Gives back all p holds (nothing if it holds nothing: zeroed). */
 void counter_prog_unload(struct counter_prog *p);
 
 /* Re-reads the online CPUs (they may have come and gone). */
@@ -114,6 +119,8 @@ int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p);
 int counter_prog_flush_cpus(struct shpmu *pmu, struct counter_prog *p,
 			    const int *cpus, uint32_t n);
 int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p);
+
+/* Its maps (prog_maps.c). */
 
 /* Copies, consistently (see struct cpu_view), event e's raw reading on
  * cpu, and when slot != UINT32_MAX the slot's total of it instead. */

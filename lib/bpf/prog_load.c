@@ -114,6 +114,26 @@ static void log_tail(struct shpmu *pmu, char *log)
 		pr_info(pmu, "BPF load: %s", line);
 }
 
+/* Logs why a load failed, with the end of the kernel's log (if any). */
+static void tell_failure(struct shpmu *pmu, int err, char *log)
+{
+	bool have_log = log && log[0];
+	/* A log longer than the buffer makes the kernel answer -ENOSPC,
+	 * whatever it refused. */
+	const char *why = err == -ENOSPC && have_log ? "refused by the kernel"
+						     : strerror(-err);
+	const char *needs =
+		err == -EPERM ? "it needs CAP_BPF and CAP_PERFMON, or root"
+			      : "the kernel refused it: it needs BTF, raw "
+				"tracepoints, bpf_loop and bpf_rdonly_cast, "
+				"from Linux 6.2";
+
+	pr_info(pmu, "cannot load the BPF switch counter: %s (%s)%s", why,
+		needs, have_log ? "; the end of the kernel's log:" : "");
+	if (have_log)
+		log_tail(pmu, log);
+}
+
 /* Opens the program sized for nr_cpus and max_slots and loads it into
  * the kernel: 0, or -errno logged with why. */
 static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
@@ -131,20 +151,8 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 		bpf_program__set_autoattach(skel->progs.on_attach, false);
 		err = switch_counter__load(skel);
 	}
-	if (err == -EPERM)
-		pr_info(pmu,
-			"cannot load the BPF switch counter: %s (it needs "
-			"CAP_BPF and CAP_PERFMON, or root)",
-			strerror(-err));
-	else if (err)
-		pr_info(pmu,
-			"cannot load the BPF switch counter: %s (the "
-			"kernel refused it: it needs BTF, raw tracepoints, "
-			"bpf_loop and bpf_rdonly_cast, from Linux 6.2)%s",
-			strerror(-err),
-			log && log[0] ? "; the end of the kernel's log:" : "");
-	if (err && log)
-		log_tail(pmu, log);
+	if (err)
+		tell_failure(pmu, err, log);
 	free(log);
 	if (err)
 		switch_counter__destroy(skel);
