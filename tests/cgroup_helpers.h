@@ -126,7 +126,7 @@ void cg_twin_close(struct cg_twin *t);
  *
  * The BPF backend reads a per-CPU clock from the sched_switch tracepoint,
  * which runs before perf switches cgroup events out and in, and settles
- * some switches later (cgroup_counter.bpf.c): the same runs, measured at
+ * some switches later (lib/bpf/prog/): the same runs, measured at
  * other instants at each end. Over windows of 100 ms and more it came
  * within about half a per cent of its twin here, the machine's other work
  * adding switches; 1%, the tolerance of BPF against classic from the

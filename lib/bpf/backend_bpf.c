@@ -206,6 +206,14 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 	end(b);
 }
 
+/* One value as the core takes it. */
+static void put_value(const struct counter_value *v, uint64_t *to)
+{
+	to[KVAL_ENABLED] = v->enabled;
+	to[KVAL_RUNNING] = v->running;
+	to[KVAL_COUNT] = v->counter;
+}
+
 /* A task target's one total. */
 static int read_task(const struct counter_prog *p, uint32_t e, uint32_t t,
 		     uint64_t *vals)
@@ -213,12 +221,9 @@ static int read_task(const struct counter_prog *p, uint32_t e, uint32_t t,
 	struct counter_value v;
 	int err = counter_prog_task_total(p, t, e, &v);
 
-	if (err)
-		return err;
-	vals[KVAL_ENABLED] = v.enabled;
-	vals[KVAL_RUNNING] = v.running;
-	vals[KVAL_COUNT] = v.counter;
-	return 0;
+	if (!err)
+		put_value(&v, vals);
+	return err;
 }
 
 static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
@@ -235,13 +240,11 @@ static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 		err = counter_prog_flush_cpus(pmu, p, ev->cpus + first, n);
 	if (err)
 		return err;
-	counter_prog_tell_unseen(pmu, p);
 	if (ref_is_task(slot))
 		return read_task(p, e, slot & ~TASK_REF, vals);
 	for (uint32_t i = 0; i < n; i++) {
 		int cpu = ev->cpus[first + i];
 		struct counter_value v = {0};
-		uint64_t *to = vals + (size_t)i * ev->nvals;
 
 		/* A CPU the event was not made on (it came online later)
 		 * counts nothing. */
@@ -251,9 +254,7 @@ static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 			err = -EINVAL;
 		if (err)
 			return err;
-		to[KVAL_ENABLED] = v.enabled;
-		to[KVAL_RUNNING] = v.running;
-		to[KVAL_COUNT] = v.counter;
+		put_value(&v, vals + (size_t)i * ev->nvals);
 	}
 	return 0;
 }

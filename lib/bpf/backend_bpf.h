@@ -26,7 +26,7 @@ int bpf_backend_join(struct shpmu *pmu, const char *bpffs_dir,
 		     const char *domain, struct backend **out);
 void bpf_backend_free(struct shpmu *pmu, struct backend *b);
 
-/* What the program counted of itself (see cgroup_counter.bpf.c): switches
+/* What the program counted of itself (see bpf/prog/state.bpf.h): switches
  * the tracepoint hid, the strays among them, and moves of a running task
  * settled when they happened. Zeros without BPF. */
 struct bpf_backend_counters {

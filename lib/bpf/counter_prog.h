@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The BPF counter program (bpf/cgroup_counter.bpf.c) as one context sees
- * it: loaded by the context through its libbpf skeleton (process scope),
- * or found pinned by whichever process of a host domain loaded it (host
- * scope, host_pins.c). Either way the context holds fds of its maps and
- * maps their memory: flushes test-run the program on a CPU, reads copy
- * the totals out of memory.
+ * The BPF switch counter (bpf/prog/) as one context sees it: loaded by the
+ * context through its libbpf skeleton (process scope), or found pinned by
+ * whichever process of a host domain loaded it (host scope, host_pins.c).
+ * Either way the context holds fds of its maps and maps their memory:
+ * flushes test-run the program on a CPU, reads copy the totals out of
+ * memory. Three files implement it, one job each: prog_load.c makes the
+ * program (open, load, attach), prog_lifecycle.c holds it in a context
+ * (load or adopt, flush, unload), prog_maps.c reads and writes its maps.
  */
 #ifndef SHPMU_COUNTER_PROG_H
 #define SHPMU_COUNTER_PROG_H
@@ -15,15 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/cgroup_counter.h"
+#include "bpf/prog/switch_counter.h"
 #include "host/pin_check.h"
 
 struct shpmu;
-struct cgroup_counter;
-struct cgroup_counter__bss;
+struct switch_counter;
+struct switch_counter__bss;
 
 struct counter_prog {
-	struct cgroup_counter *skel; /* process scope: the loaded program */
+	struct switch_counter *skel; /* process scope: the loaded program */
 	int prog_fd;		     /* on_switch: what a flush test-runs */
 	int events_fd;		     /* the per-CPU perf events */
 	int slots_fd;		     /* counted cgroups: id -> slot */
@@ -31,7 +33,7 @@ struct counter_prog {
 	int task_totals_fd;	     /* their totals: task_totals */
 	/* Mapped memory: the program's globals, each CPU's view, and the
 	 * totals of max_slots slots on nr_cpus CPUs. */
-	struct cgroup_counter__bss *bss;
+	struct switch_counter__bss *bss;
 	struct cpu_view *views;
 	const struct slot_totals *totals;
 	size_t bss_len, views_len, totals_len; /* what we mapped ourselves */
@@ -46,24 +48,7 @@ struct counter_prog {
 	bool told_unseen;     /* logged that the tracepoint hides switches */
 };
 
-/* The possible CPUs the per-CPU maps need room for: > 0, or -EOPNOTSUPP
- * logged (more than MAX_CPUS). */
-int counter_prog_cpus(struct shpmu *pmu);
-
-/* Loads and attaches the program with room for max_slots cgroups on
- * nr_cpus CPUs into *skel: 0, or -EOPNOTSUPP logged with why (no
- * privileges, a kernel that refuses it). Without ipi_hook only the moves
- * a task makes itself are settled when they happen, as where the kernel
- * has no csd tracepoints (for tests). */
-int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
-			   uint32_t max_slots, bool ipi_hook,
-			   struct cgroup_counter **skel);
-
-/* Process scope: loads the program for this context alone. */
-int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
-		      struct counter_prog *p);
-
-/* The order of counter_prog_adopt's fds. */
+/* The order of a program's fds: counter_prog_adopt's, the pins'. */
 enum {
 	PROG_FD,
 	EVENTS_FD,
@@ -76,30 +61,66 @@ enum {
 	N_PROG_FDS,
 };
 
+/* Making the program (prog_load.c). */
+
+/* The possible CPUs the per-CPU maps need room for: > 0, or -EOPNOTSUPP
+ * logged (more than MAX_CPUS). */
+int counter_prog_cpus(struct shpmu *pmu);
+
+/* Loads and attaches the program with room for max_slots cgroups on
+ * nr_cpus CPUs into *skel: 0, or -EOPNOTSUPP logged with why (no
+ * privileges, a kernel that refuses it). Without ipi_hook only the moves
+ * a task makes itself are settled when they happen, as where the kernel
+ * has no csd tracepoints (for tests). */
+int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
+			   uint32_t max_slots, bool ipi_hook,
+			   struct switch_counter **skel);
+/* Detaches and unloads what counter_prog_load_skel made (but not what is
+ * pinned of it). */
+void counter_prog_destroy_skel(struct switch_counter *skel);
+
+/* The fds of a loaded skeleton's program and maps, in that order (the
+ * skeleton keeps them), and its mapped globals. */
+void counter_prog_skel_fds(const struct switch_counter *skel,
+			   int fds[N_PROG_FDS]);
+struct switch_counter__bss *
+counter_prog_skel_bss(const struct switch_counter *skel);
+
 /* What the maps pinned at each index but PROG_FD must be for this build,
  * sized for nr_cpus and max_slots, and the program's type. 0 or -errno. */
 int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
 			struct map_shape shapes[N_PROG_FDS],
 			uint32_t *prog_type);
 
-/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd,
- * links_fd, task_totals_fd), maps
- * the memory of the maps behind bss_fd, views_fd and totals_fd (closing
- * those fds), and checks that their sizes fit nr_cpus and max_slots.
- * 0 or -errno; on failure p holds nothing and every fd given is closed. */
+/* The program in a context (prog_lifecycle.c). */
+
+/* Process scope: loads the program for this context alone. */
+int counter_prog_load(struct shpmu *pmu, uint32_t max_slots, bool ipi_hook,
+		      struct counter_prog *p);
+
+/* Host scope: takes the fds given (prog_fd, events_fd, slots_fd, links_fd,
+ * task_totals_fd), maps the memory of the maps behind bss_fd, views_fd and
+ * totals_fd (closing those fds), and checks that their sizes fit nr_cpus
+ * and max_slots. 0 or -errno; on failure p holds nothing and every fd
+ * given is closed. */
 int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
 		       uint32_t nr_cpus, uint32_t max_slots,
 		       struct counter_prog *p);
 
+/* Gives back all p holds (nothing if it holds nothing: zeroed). */
 void counter_prog_unload(struct counter_prog *p);
 
 /* Re-reads the online CPUs (they may have come and gone). */
 int counter_prog_refresh_online(struct shpmu *pmu, struct counter_prog *p);
 
-/* Brings cpus[0 .. n), or every online CPU, up to now. */
+/* Brings cpus[0 .. n), or every online CPU, up to now; logs, after the
+ * first flush that finds any, that the tracepoint hides switches on this
+ * machine. */
 int counter_prog_flush_cpus(struct shpmu *pmu, struct counter_prog *p,
 			    const int *cpus, uint32_t n);
 int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p);
+
+/* Its maps (prog_maps.c). */
 
 /* Copies, consistently (see struct cpu_view), event e's raw reading on
  * cpu, and when slot != UINT32_MAX the slot's total of it instead. */
@@ -153,13 +174,12 @@ uint64_t counter_prog_task_bytes(const struct counter_prog *p);
 /* Children of inherit targets that found no room for their link. */
 uint64_t counter_prog_children_lost(const struct counter_prog *p);
 
-/* Context switches the tracepoint hid; of those, the strays (see the
- * program); moves of a running task settled when they happened. */
+/* Context switches the tracepoint hid; of those, the returns and the
+ * strays (see unseen_switches in bpf/prog/state.bpf.h); moves of a running
+ * task settled when they happened. */
 uint64_t counter_prog_unseen(const struct counter_prog *p);
+uint64_t counter_prog_returns(const struct counter_prog *p);
 uint64_t counter_prog_strays(const struct counter_prog *p);
 uint64_t counter_prog_moves(const struct counter_prog *p);
-
-/* Logs, once, that the tracepoint hides switches on this machine. */
-void counter_prog_tell_unseen(struct shpmu *pmu, struct counter_prog *p);
 
 #endif

@@ -28,8 +28,7 @@
  *   flush_lock          (counter_prog.h).
  *
  * Taken alone: pmu->cgroups.lock (the walk cache; cgroup lookups run
- * before pmu->lock), and the process-wide libbpf print lock while a
- * program loads. No lock is held across a call into the caller's log
+ * before pmu->lock). No lock is held across a call into the caller's log
  * callback that could call back in: the re-entry guard (api.h) refuses
  * such calls instead.
  */

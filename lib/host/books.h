@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/cgroup_counter.h"
+#include "bpf/prog/switch_counter.h"
 #include "core/fifo.h"
 #include "core/key.h"
 

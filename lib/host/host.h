@@ -8,7 +8,7 @@
  *   <bpffs dir>/layout-N/<domain>/     mode 0700, its maker's uid
  *       prog, link_switch, link_move   the counter program, attached
  *       map_events, map_slots, map_bss, map_views, map_totals
- *                                      its maps (bpf/cgroup_counter.bpf.c)
+ *                                      its maps (bpf/prog/state.bpf.h)
  *       map_books                      the books (books.h), mmapable
  *       map_refs                       (user id, event, slot) -> refs
  *       users/                         each joined context holds a lock

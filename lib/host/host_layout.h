@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The layout version of what host scope shares between processes: the
- * books (books.h), the program's maps (bpf/cgroup_counter.h) and the event
+ * books (books.h), the program's maps (bpf/prog/switch_counter.h) and the event
  * key (key.h). Builds with different layouts keep to different
  * directories (<bpffs>/layout-N/), so they never read each other's state.
  * Bump HOST_LAYOUT with any change to those structures, or to how they

@@ -19,7 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/counted.h"
-#include "cgroup_counter.skel.h"
+#include "switch_counter.skel.h"
 #include "core/log.h"
 #include "host/host_layout.h"
 #include "host/pin_check.h"
@@ -62,23 +62,14 @@ static int pin(struct shpmu *pmu, const struct host *h, int fd,
 }
 
 static int pin_program(struct shpmu *pmu, const struct host *h,
-		       struct cgroup_counter *s)
+		       struct switch_counter *s)
 {
 	struct bpf_link *move =
 		s->links.on_ipi ? s->links.on_ipi : s->links.on_attach;
-	const int fds[] = {
-		[PROG_FD] = bpf_program__fd(s->progs.on_switch),
-		[EVENTS_FD] = bpf_map__fd(s->maps.events),
-		[SLOTS_FD] = bpf_map__fd(s->maps.cgroup_slots),
-		[BSS_FD] = bpf_map__fd(s->maps.bss),
-		[VIEWS_FD] = bpf_map__fd(s->maps.cpu_views),
-		[TOTALS_FD] = bpf_map__fd(s->maps.totals),
-		[LINKS_FD] = bpf_map__fd(s->maps.task_links),
-		[TASK_TOTALS_FD] = bpf_map__fd(s->maps.task_totals),
-	};
-	int err = 0;
+	int fds[N_PROG_FDS], err = 0;
 
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]) && !err; i++)
+	counter_prog_skel_fds(s, fds);
+	for (size_t i = 0; i < N_PROG_FDS && !err; i++)
 		err = pin(pmu, h, fds[i], map_names[i]);
 	if (!err)
 		err = pin(pmu, h, bpf_link__fd(s->links.on_switch),
@@ -158,7 +149,7 @@ out:
 
 int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook)
 {
-	struct cgroup_counter *skel = NULL;
+	struct switch_counter *skel = NULL;
 	int cpus = counter_prog_cpus(pmu), err;
 	uint32_t max_slots;
 
@@ -172,7 +163,7 @@ int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook)
 	err = pin_program(pmu, h, skel);
 	if (!err)
 		err = pin_books(pmu, h, (uint32_t)cpus, max_slots);
-	cgroup_counter__destroy(skel);
+	counter_prog_destroy_skel(skel);
 	if (err)
 		pins_remove(h);
 	return err;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the BPF counter program and its userspace side agree on. Host scope
+ * What the BPF switch counter and its userspace side agree on. Host scope
  * shares these layouts between processes through pinned maps: a change to
- * any of them is a change of HOST_LAYOUT (host_layout.h).
+ * any of them is a change of HOST_LAYOUT (host/host_layout.h).
  */
-#ifndef SHPMU_CGROUP_COUNTER_H
-#define SHPMU_CGROUP_COUNTER_H
+#ifndef SHPMU_SWITCH_COUNTER_H
+#define SHPMU_SWITCH_COUNTER_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a CPU's events counted since its last settle, and how a counted
+ * cgroup's slot is credited with it.
+ *
+ * The global functions here and in the other headers are functions of
+ * their own (global, so not inlined): the verifier checks each once
+ * instead of along every path through the others, which keeps the program
+ * within its limits.
+ */
+#ifndef SHPMU_PROG_DELTAS_BPF_H
+#define SHPMU_PROG_DELTAS_BPF_H
+
+#include "bpf/prog/state.bpf.h"
+
+/* Event e's change on this CPU since the last settle, into delta. The
+ * switch path counts context-switches and cgroup-switches after the
+ * tracepoint has fired, so their counter would credit each switch to the
+ * next task to leave the CPU: for those two the switches this settle
+ * covers are given. Returns false when the CPU has no event e. */
+static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
+				       __u32 cgroup_switches,
+				       struct counter_value *prev,
+				       struct counter_value *delta)
+{
+	struct bpf_perf_event_value now;
+	__u8 kind = event_kind[e];
+
+	if (bpf_perf_event_read_value(&events, e * MAX_CPUS + cpu, &now,
+				      sizeof(now)))
+		return false;
+	delta->counter = now.counter - prev->counter;
+	if (kind == KIND_CONTEXT_SWITCHES)
+		delta->counter = switches;
+	else if (kind == KIND_CGROUP_SWITCHES)
+		delta->counter = cgroup_switches;
+	delta->enabled = now.enabled - prev->enabled;
+	delta->running = now.running - prev->running;
+	prev->counter = now.counter;
+	prev->enabled = now.enabled;
+	prev->running = now.running;
+	return true;
+}
+
+/* Every event's delta on this CPU since the raw readings in view, which
+ * move on to now. Returns whether any event was read. */
+__noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
+			   struct cpu_view *view, struct slot_totals *delta)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), used = num_events;
+	int any = 0;
+
+	if (!delta || !view || cpu >= MAX_CPUS)
+		return 0;
+		/* Unrolled, so that each delta->events[e] is at a constant
+		 * offset. */
+#pragma clang loop unroll(full)
+	for (__u32 e = 0; e < MAX_EVENTS; e++)
+		if (e < used && take_delta(e, cpu, switches, cgroup_switches,
+					   &view->raw[e], &delta->events[e]))
+			any = 1;
+	return any;
+}
+
+/* Adds delta to what the slot's cgroup counted on this CPU. */
+__noinline int add_delta(__u32 slot, const struct slot_totals *delta)
+{
+	__u32 index = slot * nr_cpus + bpf_get_smp_processor_id();
+	struct slot_totals *total = bpf_map_lookup_elem(&totals, &index);
+	__u32 used = num_events;
+
+	if (!total || !delta)
+		return 0;
+	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
+		total->events[e].counter += delta->events[e].counter;
+		total->events[e].enabled += delta->events[e].enabled;
+		total->events[e].running += delta->events[e].running;
+	}
+	return 0;
+}
+
+#endif

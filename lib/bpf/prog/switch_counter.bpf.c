@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One perf event per CPU counts any number of cgroups, tasks and
+ * processes (one shared event per CPU, as perf's bperf_cgroup). Each CPU
+ * remembers the counted set of the task that switched in: the counted
+ * cgroups among its ancestors, and the targets counting its thread or its
+ * process. The delta of the CPU's events goes to that set when it is
+ * settled:
+ *
+ *   - at a context switch, unless the incoming task has the same set,
+ *     neither task is counted by itself and the CPU settled in this clock
+ *     tick (then nothing is read: the time keeps accruing to the same
+ *     targets; the commonest such switch, within one cgroup, is told
+ *     before anything is resolved);
+ *   - when the running task is moved to another cgroup: perf's own cgroup
+ *     controller then runs a function on the task's CPU (an IPI, or a local
+ *     call when the task moves itself), which is where classic cgroup
+ *     events switch too; the csd_function_entry tracepoint runs us there;
+ *   - when userspace flushes a CPU before a read, by test-running on_switch
+ *     on that CPU with all-zero arguments.
+ */
+#include "bpf/prog/settle.bpf.h"
+#include "bpf/prog/state.bpf.h"
+#include "bpf/prog/tasks.bpf.h"
+
+/* Whether the switch to next needs nothing read, told without resolving
+ * it: next is in the very cgroup the CPU's set was walked for, at the
+ * counted cgroups' current generation, no link can count it (the filter
+ * holds none for its tid or tgid), the outgoing set has no task target,
+ * and the CPU settled in this clock tick. Most switches within a counted
+ * cgroup are of this kind; the rest take the full resolve. */
+static __always_inline int quick_same(const struct cpu_state *st, __u64 next)
+{
+	struct task_struct *t = as_task(next);
+
+	if (st->now.ntargets ||
+	    st->now.generation != *(volatile __u64 *)&generation ||
+	    bpf_jiffies64() != st->settled_jiffies)
+		return 0;
+	if (task_cgroup(next)->kn->id != st->now.leaf)
+		return 0;
+	return !counted_tasks[t->pid & (TASK_FILTER_SIZE - 1)] &&
+	       !counted_tasks[t->tgid & (TASK_FILTER_SIZE - 1)];
+}
+
+SEC("raw_tp/sched_switch")
+int on_switch(__u64 *ctx)
+{
+	/* A real switch has an outgoing and an incoming task; a flush
+	 * passes zeros. */
+	__u64 prev = ctx[1], next = prev ? ctx[2] : 0, prev_leaf;
+	struct cpu_state *st = enter();
+	struct counted_set incoming = {};
+	int owner = OWNER_NOW, credited;
+
+	/* A flush that found the CPU busy (another process's flush of it
+	 * may be under way there) asks its caller to try again. */
+	if (!st)
+		return prev ? 0 : 1;
+	if (!next) {
+		restart(st, 0);
+		goto out;
+	}
+	if (!st->task) {
+		owner = OWNER_HERE;
+		prev_leaf = bpf_get_current_cgroup_id();
+	} else if (st->task != prev) {
+		prev_leaf = bpf_get_current_cgroup_id();
+		owner = owner_after_hidden(st, prev, prev_leaf, 0);
+	} else if (quick_same(st, next)) {
+		/* The leaving task's set is the CPU's: so is the next's. */
+		st->pending_switches++;
+		st->last = st->now;
+		st->last_task = prev;
+		st->task = next;
+		goto out;
+	} else {
+		prev_leaf = st->now.leaf;
+	}
+	resolve(next, &incoming);
+	if (owner == OWNER_NOW && same_set(&st->now, &incoming) &&
+	    bpf_jiffies64() == st->settled_jiffies) {
+		/* Nothing to read: the time goes on to the same cgroups. */
+		st->pending_switches++;
+		st->pending_cgroup_switches += prev_leaf != incoming.leaf;
+	} else {
+		credited = settle(st, 1, prev_leaf != incoming.leaf, owner);
+		if (owner != OWNER_NOW && st->task)
+			count_stray(st, credited);
+	}
+	/* The task that leaves, with its set, should it come back
+	 * unreported. */
+	if (owner == OWNER_HERE)
+		resolve(prev, &st->last);
+	else if (owner == OWNER_NOW)
+		st->last = st->now;
+	st->last_task = prev;
+	st->task = next;
+	st->now = incoming;
+out:
+	leave(st);
+	return 0;
+}
+
+static __always_inline int on_move_point(void)
+{
+	struct cpu_state *st = enter();
+
+	if (st) {
+		check_move(st);
+		leave(st);
+	}
+	return 0;
+}
+
+/* Perf's cgroup controller calls a function on a moved task's CPU, where
+ * the task runs (an IPI; a local call when it moves itself). */
+SEC("raw_tp/csd_function_entry")
+int on_ipi(__u64 *ctx)
+{
+	return on_move_point();
+}
+
+/* Where the kernel has no csd tracepoints (before 6.4): the moves a task
+ * makes itself are still settled at once; a running task moved by another
+ * is settled at its next switch. */
+SEC("raw_tp/cgroup_attach_task")
+int on_attach(__u64 *ctx)
+{
+	return on_move_point();
+}
+
+/* A new thread is in its process's targets already; a thread of an
+ * inherit task target, and a new process forked from an inherit process
+ * target, get links of their own. Runs before the child first runs. */
+SEC("raw_tp/sched_process_fork")
+int on_fork(__u64 *ctx)
+{
+	struct task_struct *parent = as_task(ctx[0]), *child = as_task(ctx[1]);
+	__u32 child_pid = child->pid, child_tgid = child->tgid;
+
+	inherit_link(LINK_TID, parent->pid, parent, child_pid, child);
+	if (child_pid == child_tgid)
+		inherit_link(LINK_TGID, parent->tgid, parent->group_leader,
+			     child_tgid, child);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

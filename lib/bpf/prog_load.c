@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Making the switch counter (bpf/prog/): its skeleton opened with maps
+ * sized for this machine, the object loaded into the kernel (in load(),
+ * the one place it is), the verifier's log of a load that fails passed to
+ * the context's log, and the program attached to its tracepoints.
+ */
+#include "bpf/counter_prog.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "core/log.h"
+#include "switch_counter.skel.h"
+
+/* Room for the kernel's log of a failed load. Kernels from 6.4 keep the
+ * end of a log that does not fit, where the error is; the buffer is
+ * touched only when a load fails (libbpf then loads again with the log
+ * on). */
+#define LOAD_LOG_SIZE (1u << 20)
+/* How many of its last lines go to the context's log. */
+#define LOAD_LOG_LINES 24
+
+/* The program opened, not loaded, its maps sized for nr_cpus and
+ * max_slots; opts as libbpf takes them (NULL: none). */
+static int open_sized(uint32_t nr_cpus, uint32_t max_slots,
+		      const struct bpf_object_open_opts *opts,
+		      struct switch_counter **out)
+{
+	struct switch_counter *skel = switch_counter__open_opts(opts);
+	int err = skel ? 0 : -errno;
+
+	if (!err) {
+		skel->rodata->nr_cpus = nr_cpus;
+		skel->rodata->ns_per_tick =
+			1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+		err = bpf_map__set_max_entries(skel->maps.totals,
+					       max_slots * nr_cpus);
+	}
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.cpu_views, nr_cpus);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.cgroup_slots,
+					       max_slots);
+	if (err)
+		switch_counter__destroy(skel);
+	else
+		*out = skel;
+	return err;
+}
+
+static void shape_of(const struct bpf_map *m, struct map_shape *out)
+{
+	out->type = bpf_map__type(m);
+	out->key_size = bpf_map__key_size(m);
+	out->value_size = bpf_map__value_size(m);
+	out->max_entries = bpf_map__max_entries(m);
+	out->flags = bpf_map__map_flags(m);
+}
+
+int counter_prog_shapes(uint32_t nr_cpus, uint32_t max_slots,
+			struct map_shape shapes[N_PROG_FDS],
+			uint32_t *prog_type)
+{
+	struct switch_counter *s;
+	int err = open_sized(nr_cpus, max_slots, NULL, &s);
+
+	if (err)
+		return err;
+	memset(shapes, 0, sizeof(shapes[0]) * N_PROG_FDS);
+	*prog_type = bpf_program__type(s->progs.on_switch);
+	shape_of(s->maps.events, &shapes[EVENTS_FD]);
+	shape_of(s->maps.cgroup_slots, &shapes[SLOTS_FD]);
+	shape_of(s->maps.bss, &shapes[BSS_FD]);
+	shape_of(s->maps.cpu_views, &shapes[VIEWS_FD]);
+	shape_of(s->maps.totals, &shapes[TOTALS_FD]);
+	shape_of(s->maps.task_links, &shapes[LINKS_FD]);
+	shape_of(s->maps.task_totals, &shapes[TASK_TOTALS_FD]);
+	switch_counter__destroy(s);
+	return 0;
+}
+
+void counter_prog_skel_fds(const struct switch_counter *s, int fds[N_PROG_FDS])
+{
+	fds[PROG_FD] = bpf_program__fd(s->progs.on_switch);
+	fds[EVENTS_FD] = bpf_map__fd(s->maps.events);
+	fds[SLOTS_FD] = bpf_map__fd(s->maps.cgroup_slots);
+	fds[BSS_FD] = bpf_map__fd(s->maps.bss);
+	fds[VIEWS_FD] = bpf_map__fd(s->maps.cpu_views);
+	fds[TOTALS_FD] = bpf_map__fd(s->maps.totals);
+	fds[LINKS_FD] = bpf_map__fd(s->maps.task_links);
+	fds[TASK_TOTALS_FD] = bpf_map__fd(s->maps.task_totals);
+}
+
+/* Passes the last lines of the kernel's log of a load to pmu's log. */
+static void log_tail(struct shpmu *pmu, char *log)
+{
+	size_t len = strnlen(log, LOAD_LOG_SIZE - 1), start = len;
+	int lines = 0;
+	char *line, *save = NULL;
+
+	log[len] = '\0';
+	while (len && log[len - 1] == '\n')
+		log[--len] = '\0';
+	for (start = len; start > 0; start--)
+		if (log[start - 1] == '\n' && ++lines == LOAD_LOG_LINES)
+			break;
+	for (line = strtok_r(log + start, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		pr_info(pmu, "BPF load: %s", line);
+}
+
+/* Logs why a load failed, with the end of the kernel's log (if any). */
+static void tell_failure(struct shpmu *pmu, int err, char *log)
+{
+	bool have_log = log && log[0];
+	/* A log longer than the buffer makes the kernel answer -ENOSPC,
+	 * whatever it refused. */
+	const char *why = err == -ENOSPC && have_log ? "refused by the kernel"
+						     : strerror(-err);
+	const char *needs =
+		err == -EPERM ? "it needs CAP_BPF and CAP_PERFMON, or root"
+			      : "the kernel refused it: it needs BTF, raw "
+				"tracepoints, bpf_loop and bpf_rdonly_cast, "
+				"from Linux 6.2";
+
+	pr_info(pmu, "cannot load the BPF switch counter: %s (%s)%s", why,
+		needs, have_log ? "; the end of the kernel's log:" : "");
+	if (have_log)
+		log_tail(pmu, log);
+}
+
+/* Opens the program sized for nr_cpus and max_slots and loads it into
+ * the kernel: 0, or -errno logged with why. */
+static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
+		struct switch_counter **out)
+{
+	char *log = calloc(1, LOAD_LOG_SIZE);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = log,
+		    .kernel_log_size = log ? LOAD_LOG_SIZE : 0);
+	struct switch_counter *skel = NULL;
+	int err = open_sized(nr_cpus, max_slots, &opts, &skel);
+
+	/* attach() picks the move hooks this kernel has. */
+	if (!err) {
+		bpf_program__set_autoattach(skel->progs.on_ipi, false);
+		bpf_program__set_autoattach(skel->progs.on_attach, false);
+		err = switch_counter__load(skel);
+	}
+	if (err)
+		tell_failure(pmu, err, log);
+	free(log);
+	if (err)
+		switch_counter__destroy(skel);
+	else
+		*out = skel;
+	return err;
+}
+
+/* Moves of a running task are settled where perf's cgroup controller
+ * runs a function on the task's CPU (csd_function_entry, Linux 6.4); on
+ * older kernels only the moves a task makes itself are (cgroup_attach_task
+ * runs in the writer's context), and the rest at the task's next switch. */
+static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
+			    bool ipi_hook)
+{
+	if (ipi_hook) {
+		s->links.on_ipi = bpf_program__attach(s->progs.on_ipi);
+		if (s->links.on_ipi)
+			return 0;
+	}
+	s->links.on_attach = bpf_program__attach(s->progs.on_attach);
+	if (!s->links.on_attach)
+		return -errno;
+	pr_info(pmu, "no csd_function_entry tracepoint here (Linux 6.4 "
+		     "has it): a running task moved to another cgroup by "
+		     "another process is counted in its new cgroup until it "
+		     "next leaves its CPU");
+	return 0;
+}
+
+static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
+{
+	int err = 0;
+
+	s->links.on_switch = bpf_program__attach(s->progs.on_switch);
+	if (!s->links.on_switch)
+		err = -errno;
+	if (!err) {
+		s->links.on_fork = bpf_program__attach(s->progs.on_fork);
+		if (!s->links.on_fork)
+			err = -errno;
+	}
+	if (!err)
+		err = attach_move_hook(pmu, s, ipi_hook);
+	if (err)
+		pr_info(pmu,
+			"cannot attach the BPF switch counter to its "
+			"raw tracepoints: %s",
+			strerror(-err));
+	return err;
+}
+
+int counter_prog_cpus(struct shpmu *pmu)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (n > 0 && n <= MAX_CPUS)
+		return n;
+	pr_info(pmu,
+		"the BPF backend handles up to %d CPUs, this machine may "
+		"have %d",
+		MAX_CPUS, n);
+	return -EOPNOTSUPP;
+}
+
+int counter_prog_load_skel(struct shpmu *pmu, uint32_t nr_cpus,
+			   uint32_t max_slots, bool ipi_hook,
+			   struct switch_counter **skel)
+{
+	if (load(pmu, nr_cpus, max_slots, skel))
+		return -EOPNOTSUPP;
+	if (attach(pmu, *skel, ipi_hook)) {
+		switch_counter__destroy(*skel);
+		*skel = NULL;
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+void counter_prog_destroy_skel(struct switch_counter *skel)
+{
+	switch_counter__destroy(skel);
+}
+
+struct switch_counter__bss *
+counter_prog_skel_bss(const struct switch_counter *skel)
+{
+	return skel->bss;
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The switch counter's maps as userspace uses them, and every bpf(2) call
+ * of the BPF backend past the load: the maps' memory mapped (the
+ * program's globals, each CPU's view, the totals) and read consistently
+ * with their seqcount; the entries of the events, counted cgroups, task
+ * links and task totals; the program's own counters; and the test-run
+ * that a flush is made of.
+ */
+#include "bpf/prog_maps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/log.h"
+#include "switch_counter.skel.h"
+
+/* The length of a mapping of map fd's memory. */
+static int map_len(int fd, size_t *len)
+{
+	struct bpf_map_info info;
+	uint32_t info_len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	*len = ((size_t)info.max_entries * ((info.value_size + 7) & ~7u) +
+		(size_t)page - 1) &
+	       ~((size_t)page - 1);
+	return 0;
+}
+
+static void *map_memory(int fd, bool writable, size_t *len)
+{
+	void *mem;
+
+	if (map_len(fd, len))
+		return NULL;
+	mem = mmap(NULL, *len, PROT_READ | (writable ? PROT_WRITE : 0),
+		   MAP_SHARED, fd, 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+void prog_unmap_memory(struct counter_prog *p)
+{
+	if (p->bss && p->bss_len)
+		munmap(p->bss, p->bss_len);
+	if (p->views)
+		munmap(p->views, p->views_len);
+	if (p->totals)
+		munmap((void *)p->totals, p->totals_len);
+}
+
+int prog_map_memory(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
+		    int views_fd, int totals_fd)
+{
+	size_t need_views = (size_t)p->nr_cpus * sizeof(struct cpu_view);
+	size_t need_totals =
+		(size_t)p->max_slots * p->nr_cpus * sizeof(struct slot_totals);
+
+	if (bss_fd >= 0) {
+		p->bss = map_memory(bss_fd, true, &p->bss_len);
+		if (!p->bss)
+			goto fail;
+	}
+	p->views = map_memory(views_fd, true, &p->views_len);
+	if (!p->views)
+		goto fail;
+	p->totals = map_memory(totals_fd, false, &p->totals_len);
+	if (!p->totals)
+		goto fail;
+	if (p->views_len < need_views || p->totals_len < need_totals ||
+	    (bss_fd >= 0 && p->bss_len < sizeof(*p->bss))) {
+		pr_err(pmu, "BPF backend: the pinned maps are smaller than "
+			    "their books say");
+		errno = EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	prog_unmap_memory(p);
+	p->bss = NULL;
+	p->views = NULL;
+	p->totals = NULL;
+	return -errno;
+}
+
+int prog_run_on_cpu(const struct counter_prog *p, int cpu, const void *ctx,
+		    uint32_t ctx_size, uint32_t *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
+		    .cpu = (uint32_t)cpu, .ctx_in = ctx,
+		    .ctx_size_in = ctx_size);
+
+	if (bpf_prog_test_run_opts(p->prog_fd, &run))
+		return -errno;
+	*retval = run.retval;
+	return 0;
+}
+
+int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
+		       uint32_t slot, struct counter_value *out)
+{
+	const struct cpu_view *view;
+	const struct counter_value *from;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus || e >= MAX_EVENTS ||
+	    (slot != UINT32_MAX && slot >= p->max_slots))
+		return -EINVAL;
+	view = &p->views[cpu];
+	from = slot == UINT32_MAX
+		       ? &view->raw[e]
+		       : &p->totals[(size_t)slot * p->nr_cpus + (size_t)cpu]
+				  .events[e];
+	/* The program's run on cpu writes between two increments of seq;
+	 * a run cannot be preempted, so a retry soon finds it done. */
+	for (unsigned int tries = 0; tries < 1000000; tries++) {
+		uint64_t seq = __atomic_load_n(&view->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		out->counter =
+			__atomic_load_n(&from->counter, __ATOMIC_RELAXED);
+		out->enabled =
+			__atomic_load_n(&from->enabled, __ATOMIC_RELAXED);
+		out->running =
+			__atomic_load_n(&from->running, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&view->seq, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
+			   const struct counter_value *base)
+{
+	uint32_t index = e * MAX_CPUS + (uint32_t)cpu;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus)
+		return -EINVAL;
+	/* The program reads no baseline of a CPU without the event, so
+	 * this is written before the event goes in. */
+	p->views[cpu].raw[e] = *base;
+	if (bpf_map_update_elem(p->events_fd, &index, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void counter_prog_clear_event(struct counter_prog *p, uint32_t e)
+{
+	for (uint32_t cpu = 0; cpu < p->nr_cpus; cpu++) {
+		uint32_t index = e * MAX_CPUS + cpu;
+
+		bpf_map_delete_elem(p->events_fd, &index);
+	}
+}
+
+void counter_prog_set_kind(struct counter_prog *p, uint32_t e, uint8_t kind)
+{
+	p->bss->event_kind[e] = kind;
+}
+
+void counter_prog_use_event(struct counter_prog *p, uint32_t e)
+{
+	if (p->bss->num_events <= e)
+		p->bss->num_events = e + 1;
+}
+
+uint16_t *counter_prog_filter(struct counter_prog *p)
+{
+	return p->bss->counted_ids;
+}
+
+uint32_t *counter_prog_task_filter(struct counter_prog *p)
+{
+	return p->bss->counted_tasks;
+}
+
+void counter_prog_changed(struct counter_prog *p)
+{
+	__atomic_fetch_add(&p->bss->generation, 1, __ATOMIC_RELEASE);
+}
+
+#define FILTER_MASK (COUNTED_FILTER_SIZE - 1)
+
+int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
+			      uint32_t slot)
+{
+	if (bpf_map_update_elem(p->slots_fd, &id, &slot, BPF_ANY))
+		return -errno;
+	/* After the map entry: the program finds it once it looks. */
+	__atomic_fetch_add(&p->bss->counted_ids[id & FILTER_MASK], 1,
+			   __ATOMIC_RELEASE);
+	counter_prog_changed(p);
+	return 0;
+}
+
+void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id)
+{
+	__atomic_fetch_sub(&p->bss->counted_ids[id & FILTER_MASK], 1,
+			   __ATOMIC_RELEASE);
+	bpf_map_delete_elem(p->slots_fd, &id);
+	counter_prog_changed(p);
+}
+
+#define TASK_MASK (TASK_FILTER_SIZE - 1)
+
+int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
+			   uint64_t start_ticks, int which, uint32_t target)
+{
+	uint64_t key = task_link_key(kind, id);
+	struct task_link link = {.start_ticks = start_ticks,
+				 .target = {NO_TARGET, NO_TARGET}};
+	bool known;
+
+	if (which != TARGET_PLAIN && which != TARGET_INHERIT)
+		return -EINVAL;
+	known = !bpf_map_lookup_elem(p->links_fd, &key, &link);
+	if (known && link.start_ticks != start_ticks)
+		link = (struct task_link){.start_ticks = start_ticks,
+					  .target = {NO_TARGET, NO_TARGET}};
+	if (link.target[which] != NO_TARGET && link.target[which] != target)
+		return -EBUSY;
+	link.target[which] = target;
+	if (bpf_map_update_elem(p->links_fd, &key, &link, BPF_ANY))
+		return -errno;
+	/* After the entry: the program finds it once it looks. */
+	if (!known)
+		__atomic_fetch_add(&p->bss->counted_tasks[id & TASK_MASK], 1,
+				   __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Takes target out of the link at key (read into link); removes a link
+ * left with no target. */
+static void unlink_one(struct counter_prog *p, uint64_t key,
+		       struct task_link *link, uint32_t target)
+{
+	bool had = false;
+
+	for (int i = 0; i < 2; i++)
+		if (link->target[i] == target) {
+			link->target[i] = NO_TARGET;
+			had = true;
+		}
+	if (!had)
+		return;
+	if (link->target[0] != NO_TARGET || link->target[1] != NO_TARGET) {
+		bpf_map_update_elem(p->links_fd, &key, link, BPF_EXIST);
+		return;
+	}
+	if (!bpf_map_delete_elem(p->links_fd, &key))
+		__atomic_fetch_sub(
+			&p->bss->counted_tasks[(uint32_t)key & TASK_MASK], 1,
+			__ATOMIC_RELEASE);
+}
+
+void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,
+				uint32_t id, uint32_t target, bool children)
+{
+	uint64_t key = task_link_key(kind, id), next;
+	struct task_link link;
+	bool more;
+
+	if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+		unlink_one(p, key, &link, target);
+	if (!children)
+		return;
+	/* The children's links: a walk of the map, each next key taken
+	 * before the link it follows may be deleted. */
+	more = !bpf_map_get_next_key(p->links_fd, NULL, &next);
+	while (more) {
+		key = next;
+		more = !bpf_map_get_next_key(p->links_fd, &key, &next);
+		if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+			unlink_one(p, key, &link, target);
+	}
+}
+
+int counter_prog_add_task_total(struct counter_prog *p, uint32_t target,
+				uint32_t e)
+{
+	uint64_t key = task_total_key(target, e);
+	struct counter_value zero = {0};
+
+	if (bpf_map_update_elem(p->task_totals_fd, &key, &zero, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
+				 uint32_t e)
+{
+	uint64_t key = task_total_key(target, e);
+
+	bpf_map_delete_elem(p->task_totals_fd, &key);
+}
+
+int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
+			    uint32_t e, struct counter_value *out)
+{
+	uint64_t key = task_total_key(target, e);
+
+	if (bpf_map_lookup_elem(p->task_totals_fd, &key, out))
+		return -errno;
+	return 0;
+}
+
+/* A map's memlock line in its fdinfo: the kernel's map_mem_usage(). */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+uint64_t counter_prog_task_bytes(const struct counter_prog *p)
+{
+	return map_memlock(p->links_fd) + map_memlock(p->task_totals_fd);
+}
+
+uint64_t counter_prog_children_lost(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->children_lost, __ATOMIC_RELAXED);
+}
+
+uint64_t counter_prog_unseen(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->unseen_switches, __ATOMIC_RELAXED);
+}
+
+uint64_t counter_prog_returns(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->unseen_returns, __ATOMIC_RELAXED);
+}
+
+uint64_t counter_prog_strays(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->unseen_strays, __ATOMIC_RELAXED);
+}
+
+uint64_t counter_prog_moves(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->moves_settled, __ATOMIC_RELAXED);
+}
