@@ -47,14 +47,13 @@ static bool shareable(const struct shpmu *pmu, const struct event_key *e)
 	return true;
 }
 
-/* The registered event for key with one more ref on it, or NULL. */
+/* The registered event for key with one more ref on it, or NULL
+ * (context lock held). */
 static struct kevent *find_shared(struct shpmu *pmu,
 				  const struct share_key *key, uint64_t hash)
 {
-	struct kevent *ev;
+	struct kevent *ev = registry_find(&pmu->registry, key, hash);
 
-	pthread_mutex_lock(&pmu->lock);
-	ev = registry_find(&pmu->registry, key, hash);
 	if (ev && task_is_gone(ev)) {
 		/* Its handles keep their final values; new ones get a new
 		 * event for the task that has the tid now. */
@@ -63,7 +62,6 @@ static struct kevent *find_shared(struct shpmu *pmu,
 	}
 	if (ev)
 		kevent_get(ev);
-	pthread_mutex_unlock(&pmu->lock);
 	return ev;
 }
 
@@ -83,39 +81,74 @@ static int new_event(struct shpmu *pmu, const struct share_key *key,
 	return err;
 }
 
-/* The kernel event for key with one more ref on it: the shared one where
- * there is one, else one its backend makes now, under the create lock
- * only (a backend may load, flush every CPU or wait for a host domain's
- * lock: no other call waits on the context lock meanwhile). */
-static int get_event(struct shpmu *pmu, const struct share_key *key,
-		     int cgroup_fd, struct kevent **out, bool *created)
+/* An open under way: the handle's slot, taken but not published, and its
+ * kernel event with one more ref on it. */
+struct opening {
+	int index;
+	struct kevent *ev;
+	bool sharing, created;
+	uint64_t hash;
+};
+
+/* Makes the event o lacks, under the create lock only: a backend may
+ * load, flush every CPU or wait for a host domain's lock, and no other
+ * call waits on the context lock meanwhile. */
+static int make_event(struct shpmu *pmu, const struct share_key *key,
+		      int cgroup_fd, struct opening *o)
 {
-	bool sharing = shareable(pmu, &key->events[0]);
-	uint64_t hash = share_key_hash(key);
-	struct kevent *ev = NULL;
 	int err = 0;
 
-	*created = false;
-	if (sharing && (*out = find_shared(pmu, key, hash)))
-		return 0;
 	pthread_mutex_lock(&pmu->create_lock);
 	/* Another open may have made it while this one waited. */
-	if (sharing)
-		ev = find_shared(pmu, key, hash);
-	if (!ev) {
-		err = new_event(pmu, key, hash, cgroup_fd, &ev);
-		*created = !err;
-	}
-	if (*created) {
+	if (o->sharing) {
 		pthread_mutex_lock(&pmu->lock);
-		kevent_cost_add(&pmu->stats, &ev->cost, 1);
-		kevent_get(ev);
-		if (sharing)
-			registry_insert(&pmu->registry, ev);
+		o->ev = find_shared(pmu, key, o->hash);
+		pthread_mutex_unlock(&pmu->lock);
+	}
+	if (!o->ev) {
+		err = new_event(pmu, key, o->hash, cgroup_fd, &o->ev);
+		o->created = !err;
+	}
+	if (o->created) {
+		pthread_mutex_lock(&pmu->lock);
+		kevent_cost_add(&pmu->stats, &o->ev->cost, 1);
+		kevent_get(o->ev);
+		if (o->sharing)
+			registry_insert(&pmu->registry, o->ev);
 		pthread_mutex_unlock(&pmu->lock);
 	}
 	pthread_mutex_unlock(&pmu->create_lock);
-	*out = ev;
+	return err;
+}
+
+/* Takes a slot for the handle and the event for key: the shared one in
+ * the same hold of the context lock, else a new one. */
+static int begin_open(struct shpmu *pmu, const struct share_key *key,
+		      int cgroup_fd, struct opening *o)
+{
+	int err;
+
+	o->sharing = shareable(pmu, &key->events[0]);
+	o->hash = share_key_hash(key);
+	pthread_mutex_lock(&pmu->lock);
+	o->index = handles_alloc(&pmu->handles);
+	if (o->index >= 0 && o->sharing)
+		o->ev = find_shared(pmu, key, o->hash);
+	pthread_mutex_unlock(&pmu->lock);
+	if (o->index < 0) {
+		pr_err(pmu, "shpmu_open: %s",
+		       o->index == -ENOSPC ? "the handle table is full"
+					   : "out of memory");
+		return o->index;
+	}
+	if (o->ev)
+		return 0;
+	err = make_event(pmu, key, cgroup_fd, o);
+	if (err) {
+		pthread_mutex_lock(&pmu->lock);
+		handles_unalloc(&pmu->handles, (uint32_t)o->index);
+		pthread_mutex_unlock(&pmu->lock);
+	}
 	return err;
 }
 
@@ -132,12 +165,15 @@ static void free_event(struct shpmu *pmu, struct kevent *ev)
 	pthread_mutex_unlock(&pmu->lock);
 }
 
-/* Drops a ref get_event() took, freeing the event with the last. */
-static void put_event(struct shpmu *pmu, struct kevent *ev)
+/* Undoes begin_open(): the slot back, the event's ref dropped (the last
+ * frees it). */
+static void abandon_open(struct shpmu *pmu, struct opening *o)
 {
+	struct kevent *ev = o->ev;
 	bool last;
 
 	pthread_mutex_lock(&pmu->lock);
+	handles_unalloc(&pmu->handles, (uint32_t)o->index);
 	last = kevent_put(ev);
 	if (last && ev->registered)
 		registry_remove(&pmu->registry, ev);
@@ -146,38 +182,36 @@ static void put_event(struct shpmu *pmu, struct kevent *ev)
 		free_event(pmu, ev);
 }
 
-/* Makes a handle on ev (whose ref it takes over), counting from now
- * unless disabled. Its window opens outside the context lock: nobody can
+/* Opens a handle on the kernel event for key, creating the event unless
+ * one can be shared, counting from now unless disabled. Called with every
+ * argument checked; cgroup_fd is the cgroup's directory for a cgroup
+ * target. The handle's window opens outside the context lock: nobody can
  * see the handle before it is published. */
-static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled,
-		       bool created)
+static int open_shared(struct shpmu *pmu, const struct share_key *key,
+		       int cgroup_fd, bool disabled)
 {
-	struct handle tmp = {.ev = ev};
-	int index, h, err;
+	struct opening o = {.ev = NULL, .created = false};
+	struct handle tmp;
+	int h, err;
 
-	pthread_mutex_lock(&pmu->lock);
-	index = handles_alloc(&pmu->handles);
-	pthread_mutex_unlock(&pmu->lock);
-	if (index < 0) {
-		pr_err(pmu, "shpmu_open: %s",
-		       index == -ENOSPC ? "the handle table is full"
-					: "out of memory");
-		return index;
-	}
+	err = begin_open(pmu, key, cgroup_fd, &o);
+	if (err)
+		return err;
+	tmp = (struct handle){.ev = o.ev};
 	err = window_alloc(&tmp);
 	if (err)
-		goto unalloc;
+		goto abandon;
 	/* An enable_on_exec handle's window opens now; the kernel switches
 	 * the event on at the exec. */
-	if (!disabled || (ev->key.events[0].bits & KEY_ENABLE_ON_EXEC)) {
+	if (!disabled || (o.ev->key.events[0].bits & KEY_ENABLE_ON_EXEC)) {
 		err = sync_start(pmu, &tmp, true);
 		if (err)
 			goto free_state;
 		tmp.enabled = true;
 	}
 	pthread_mutex_lock(&pmu->lock);
-	h = handles_publish(&pmu->handles, (uint32_t)index, &tmp);
-	if (!created)
+	h = handles_publish(&pmu->handles, (uint32_t)o.index, &tmp);
+	if (!o.created)
 		pmu->stats.shared_opens++;
 	pmu->stats.handles++;
 	pmu->stats.opens++;
@@ -186,30 +220,9 @@ static int open_handle(struct shpmu *pmu, struct kevent *ev, bool disabled,
 
 free_state:
 	window_free(&tmp);
-unalloc:
-	pthread_mutex_lock(&pmu->lock);
-	handles_unalloc(&pmu->handles, (uint32_t)index);
-	pthread_mutex_unlock(&pmu->lock);
+abandon:
+	abandon_open(pmu, &o);
 	return err;
-}
-
-/* Opens a handle on the kernel event for key, creating the event unless
- * one can be shared. Called with every argument checked; cgroup_fd is the
- * cgroup's directory for a cgroup target. */
-static int open_shared(struct shpmu *pmu, const struct share_key *key,
-		       int cgroup_fd, bool disabled)
-{
-	struct kevent *ev = NULL;
-	bool created = false;
-	int h;
-
-	h = get_event(pmu, key, cgroup_fd, &ev, &created);
-	if (h < 0)
-		return h;
-	h = open_handle(pmu, ev, disabled, created);
-	if (h < 0)
-		put_event(pmu, ev);
-	return h;
 }
 
 /* A process target names a thread-group leader: two requests for one
