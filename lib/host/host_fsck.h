@@ -27,8 +27,8 @@ struct recount {
 
 /* Adds refs, the value of map_refs entry key, to r when its user is among
  * the n sorted ids of the books' users (books_user_ids) and says true;
- * false when its user is gone (the entry goes). An entry out of range
- * counts for nothing. */
+ * false when its user is gone (the entry goes). Whatever of the entry
+ * is out of range (event, slot or task entry) counts for nothing. */
 bool fsck_count_ref(struct recount *r, const uint64_t *ids, size_t n,
 		    const struct host_ref_key *key, uint32_t refs);
 
