@@ -11,8 +11,10 @@
 #include "host/host_step.h"
 #include "sys/sys.h"
 
-/* How the program must count key at a switch: see take_delta() there. */
-static uint8_t counter_kind(const struct event_key *key)
+/* The bookkeeping: the books and this context's refs, in memory. Nothing
+ * here calls the kernel; the functions further down do, around these. */
+
+uint8_t counted_counter_kind(const struct event_key *key)
 {
 	/* The kernel counts switches in kernel mode only. */
 	if (key->type != PERF_TYPE_SOFTWARE || (key->bits & KEY_EXCLUDE_KERNEL))
@@ -23,6 +25,121 @@ static uint8_t counter_kind(const struct event_key *key)
 		return KIND_CGROUP_SWITCHES;
 	return KIND_READ;
 }
+
+uint32_t counted_event_index(const struct books *b, const struct event_key *key,
+			     bool *make)
+{
+	uint32_t e = books_find_event(b, key);
+
+	*make = e == MAX_EVENTS;
+	return *make ? books_free_event(b) : e;
+}
+
+void counted_event_making(struct books_event *be, const struct event_key *key)
+{
+	memset(be, 0, sizeof(*be));
+	be->key = *key;
+	be->state = EVENT_MAKING;
+}
+
+void counted_event_opened(struct books_event *be, int cpu)
+{
+	be->cpus[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+bool counted_hold_event(struct books *b, uint32_t local[MAX_EVENTS], uint32_t e)
+{
+	b->events[e].refs++;
+	return local[e]++ == 0;
+}
+
+unsigned int counted_release_event(struct books *b, uint32_t local[MAX_EVENTS],
+				   uint32_t e)
+{
+	unsigned int left = 0;
+
+	if (--local[e] == 0)
+		left |= COUNTED_LOCAL_LAST;
+	if (--b->events[e].refs == 0)
+		left |= COUNTED_LAST;
+	return left;
+}
+
+uint32_t counted_hold_slot(struct books *b, uint32_t max_slots, uint64_t id)
+{
+	uint32_t s = books_find_slot(b, max_slots, id);
+
+	if (s != FIFO_NONE)
+		b->slots[s].refs++;
+	return s;
+}
+
+bool counted_slot_recycles(const struct books *b, uint32_t max_slots)
+{
+	return b->slots_used >= max_slots && !fifo_empty(&b->free);
+}
+
+uint32_t counted_claim_slot(struct books *b, uint32_t max_slots, uint64_t id,
+			    bool *fresh)
+{
+	uint32_t s = books_take_slot(b, max_slots, fresh);
+
+	if (s != FIFO_NONE) {
+		b->slots[s].id = id;
+		b->slots[s].refs = 0;
+	}
+	return s;
+}
+
+void counted_slot_counted(struct books *b, uint32_t max_slots, uint32_t s,
+			  bool fresh, bool counted)
+{
+	if (counted)
+		b->slots[s].refs = 1;
+	else
+		books_give_slot(b, max_slots, s, fresh);
+}
+
+bool counted_release_slot(struct books *b, uint32_t s)
+{
+	return --b->slots[s].refs == 0;
+}
+
+uint32_t counted_task_for(struct books *b, const struct books_task *task,
+			  bool *fresh, bool *reused)
+{
+	uint32_t t = books_find_task(b, task->kind, task->id, task->start_ticks,
+				     task->inherit);
+
+	*reused = false;
+	*fresh = t == NO_TARGET;
+	return *fresh ? books_take_task(b, reused) : t;
+}
+
+void counted_enter_task(struct books *b, uint32_t t,
+			const struct books_task *task)
+{
+	b->tasks[t] = *task;
+	b->tasks_used++;
+}
+
+void counted_leave_task(struct books *b, uint32_t t)
+{
+	memset(&b->tasks[t], 0, sizeof(b->tasks[t]));
+	b->tasks_used--;
+}
+
+enum counted_task_left counted_release_task(struct books *b, uint32_t t,
+					    uint32_t e)
+{
+	struct books_task *bt = &b->tasks[t];
+
+	if (--bt->refs[e])
+		return TASK_HELD;
+	return books_task_used(bt) ? TASK_EVENT_GONE : TASK_GONE;
+}
+
+/* The kernel's part, around the bookkeeping above. */
 
 /* Opens key on cpu, counting from now, and puts it in as event e. The fd
  * is kept in *fd where the context keeps its events' fds, else closed:
@@ -76,11 +193,9 @@ static int make_event(struct shpmu *pmu, struct counted *c, uint32_t e,
 		for (uint32_t cpu = 0; cpu < c->prog.nr_cpus; cpu++)
 			c->fds[e][cpu] = -1;
 	}
-	memset(be, 0, sizeof(*be));
-	be->key = *key;
-	be->state = EVENT_MAKING;
+	counted_event_making(be, key);
 	host_step();
-	counter_prog_set_kind(&c->prog, e, counter_kind(key));
+	counter_prog_set_kind(&c->prog, e, counted_counter_kind(key));
 	key_to_attr(key,
 		    PERF_FORMAT_TOTAL_TIME_ENABLED |
 			    PERF_FORMAT_TOTAL_TIME_RUNNING,
@@ -97,7 +212,7 @@ static int make_event(struct shpmu *pmu, struct counted *c, uint32_t e,
 				  c->keep_fds ? &c->fds[e][cpu] : NULL);
 		if (err)
 			break;
-		be->cpus[cpu / 64] |= 1ull << (cpu % 64);
+		counted_event_opened(be, cpu);
 		cost->fds += c->keep_fds;
 		host_step();
 	}
@@ -115,25 +230,24 @@ int counted_get_event(struct shpmu *pmu, struct counted *c,
 		      const struct event_key *key, uint32_t *out,
 		      struct backend_cost *cost)
 {
-	uint32_t e = books_find_event(c->books, key);
+	bool make;
+	uint32_t e = counted_event_index(c->books, key, &make);
 	int err;
 
 	if (e == MAX_EVENTS) {
-		e = books_free_event(c->books);
-		if (e == MAX_EVENTS) {
-			pr_err(pmu,
-			       "the BPF backend counts at most %d distinct "
-			       "events at once",
-			       MAX_EVENTS);
-			return -ENOSPC;
-		}
+		pr_err(pmu,
+		       "the BPF backend counts at most %d distinct events at "
+		       "once",
+		       MAX_EVENTS);
+		return -ENOSPC;
+	}
+	if (make) {
 		err = make_event(pmu, c, e, key, cost);
 		if (err)
 			return err;
 	}
 	host_step();
-	c->books->events[e].refs++;
-	if (c->local[e]++ == 0)
+	if (counted_hold_event(c->books, c->local, e))
 		cost->events++;
 	*out = e;
 	return 0;
@@ -172,9 +286,11 @@ void counted_drop_event(struct shpmu *pmu, struct counted *c, uint32_t e)
 void counted_put_event(struct shpmu *pmu, struct counted *c, uint32_t e,
 		       struct backend_cost *cost)
 {
-	if (--c->local[e] == 0)
+	unsigned int left = counted_release_event(c->books, c->local, e);
+
+	if (left & COUNTED_LOCAL_LAST)
 		cost->events++;
-	if (--c->books->events[e].refs)
+	if (!(left & COUNTED_LAST))
 		return;
 	close_kept(pmu, c, e, cost);
 	counted_drop_event(pmu, c, e);
@@ -199,16 +315,15 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		     uint32_t *out)
 {
 	struct books *b = c->books;
-	uint32_t s = books_find_slot(b, c->prog.max_slots, id);
+	uint32_t s = counted_hold_slot(b, c->prog.max_slots, id);
 	bool fresh;
 	int err;
 
 	if (s != FIFO_NONE) {
-		b->slots[s].refs++;
 		*out = s;
 		return 0;
 	}
-	if (b->slots_used >= c->prog.max_slots && !fifo_empty(&b->free)) {
+	if (counted_slot_recycles(b, c->prog.max_slots)) {
 		/* A switch that looked the slot up before it was freed may
 		 * still be adding to it on some CPU: a flush everywhere
 		 * waits that out. */
@@ -216,7 +331,9 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		if (err)
 			return err;
 	}
-	s = books_take_slot(b, c->prog.max_slots, &fresh);
+	/* In the books before the map: what a process that dies after
+	 * this left in the map, the books know of. */
+	s = counted_claim_slot(b, c->prog.max_slots, id, &fresh);
 	if (s == FIFO_NONE) {
 		pr_err(pmu,
 		       "the BPF backend counts at most %u cgroups on this "
@@ -224,17 +341,11 @@ int counted_get_slot(struct shpmu *pmu, struct counted *c, uint64_t id,
 		       b->max_slots);
 		return -ENOSPC;
 	}
-	/* In the books before the map: what a process that dies now left
-	 * in the map, the books know of. */
-	b->slots[s].id = id;
-	b->slots[s].refs = 0;
 	host_step();
 	err = counter_prog_count_cgroup(&c->prog, id, s);
-	if (err) {
-		books_give_slot(b, c->prog.max_slots, s, fresh);
+	counted_slot_counted(b, c->prog.max_slots, s, fresh, !err);
+	if (err)
 		return err;
-	}
-	b->slots[s].refs = 1;
 	*out = s;
 	return 0;
 }
@@ -248,7 +359,7 @@ void counted_free_slot(struct counted *c, uint32_t s)
 
 void counted_put_slot(struct counted *c, uint32_t s)
 {
-	if (--c->books->slots[s].refs == 0)
+	if (counted_release_slot(c->books, s))
 		counted_free_slot(c, s);
 }
 
@@ -289,8 +400,7 @@ static void free_task_as(struct counted *c, uint32_t t,
 	host_step();
 	for (uint32_t e = 0; e < MAX_EVENTS; e++)
 		counter_prog_del_task_total(&c->prog, t, e);
-	memset(&c->books->tasks[t], 0, sizeof(c->books->tasks[t]));
-	c->books->tasks_used--;
+	counted_leave_task(c->books, t);
 }
 
 int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
@@ -298,16 +408,15 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 		     uint32_t e, uint32_t *out)
 {
 	struct books *b = c->books;
-	uint32_t t = books_find_task(b, kind, id, start_ticks, inherit);
-	bool fresh = t == NO_TARGET, reused = false;
 	const struct books_task mine = {.start_ticks = start_ticks,
 					.id = id,
 					.kind = (uint8_t)kind,
 					.inherit = inherit};
+	bool fresh, reused;
+	uint32_t t = counted_task_for(b, &mine, &fresh, &reused);
 	int err;
 
 	if (fresh) {
-		t = books_take_task(b, &reused);
 		if (t == NO_TARGET) {
 			pr_err(pmu,
 			       "the BPF backend counts at most %d tasks and "
@@ -323,8 +432,7 @@ int counted_get_task(struct shpmu *pmu, struct counted *c, uint32_t kind,
 			if (err)
 				return err;
 		}
-		b->tasks[t] = mine;
-		b->tasks_used++;
+		counted_enter_task(b, t, &mine);
 		host_step();
 	}
 	if (!b->tasks[t].refs[e]) {
@@ -351,15 +459,16 @@ void counted_free_task(struct shpmu *pmu, struct counted *c, uint32_t t)
 void counted_put_task(struct shpmu *pmu, struct counted *c, uint32_t t,
 		      uint32_t e)
 {
-	struct books_task *bt = &c->books->tasks[t];
-
-	if (--bt->refs[e])
-		return;
-	if (books_task_used(bt)) {
+	switch (counted_release_task(c->books, t, e)) {
+	case TASK_HELD:
+		break;
+	case TASK_EVENT_GONE:
 		counter_prog_del_task_total(&c->prog, t, e);
-		return;
+		break;
+	case TASK_GONE:
+		counted_free_task(pmu, c, t);
+		break;
 	}
-	counted_free_task(pmu, c, t);
 }
 
 /* Per-CPU totals cost MAX_EVENTS * 24 bytes per slot per possible CPU:

@@ -84,4 +84,69 @@ void counted_forget_event(struct shpmu *pmu, struct counted *c, uint32_t e,
 /* Closes whatever fds the context still keeps (at its end). */
 void counted_release(struct shpmu *pmu, struct counted *c);
 
+/*
+ * The bookkeeping the calls above do around the kernel's part: the books
+ * (memory, shared in host scope) and this context's refs, computed
+ * without a syscall, so that it can be tested on books in any memory.
+ */
+struct books_event;
+struct books_task;
+
+/* How the program must count key at a switch (enum counter_kind): see
+ * take_delta() there. */
+uint8_t counted_counter_kind(const struct event_key *key);
+
+/* Where key is counted: its live event's index, else a free index to
+ * make it at (*make), else MAX_EVENTS (every index taken). */
+uint32_t counted_event_index(const struct books *b, const struct event_key *key,
+			     bool *make);
+/* Event be, made anew for key: being made, on no CPU yet. */
+void counted_event_making(struct books_event *be, const struct event_key *key);
+/* Event be has its perf event on cpu (< MAX_CPUS). */
+void counted_event_opened(struct books_event *be, int cpu);
+/* One more ref on event e, in the books and in local (this context's
+ * refs): true when it is this context's first. */
+bool counted_hold_event(struct books *b, uint32_t local[MAX_EVENTS],
+			uint32_t e);
+/* One ref fewer on event e: what that leaves, as flags. */
+#define COUNTED_LOCAL_LAST 1u /* this context has no ref left */
+#define COUNTED_LAST	   2u /* no context has: the event goes */
+unsigned int counted_release_event(struct books *b, uint32_t local[MAX_EVENTS],
+				   uint32_t e);
+
+/* The slot counting cgroup id with one more ref on it, or FIFO_NONE. */
+uint32_t counted_hold_slot(struct books *b, uint32_t max_slots, uint64_t id);
+/* Whether the next slot claimed is one freed before: a switch may still
+ * add to it, so the caller flushes every CPU before claiming it. */
+bool counted_slot_recycles(const struct books *b, uint32_t max_slots);
+/* Takes a slot for id, no refs on it yet (*fresh: it never served), or
+ * FIFO_NONE when every slot is taken. */
+uint32_t counted_claim_slot(struct books *b, uint32_t max_slots, uint64_t id,
+			    bool *fresh);
+/* After the map was told of claimed slot s: its first ref when it
+ * counts, else it goes back where it came from. */
+void counted_slot_counted(struct books *b, uint32_t max_slots, uint32_t s,
+			  bool fresh, bool counted);
+/* One ref fewer on slot s: true when it was the last (the caller stops
+ * counting it and frees it). */
+bool counted_release_slot(struct books *b, uint32_t s);
+
+/* The entry counting task (its kind, id, start and inherit), else a
+ * free one taken for it (*fresh; *reused: it served before, so the
+ * caller flushes every CPU first), else NO_TARGET. */
+uint32_t counted_task_for(struct books *b, const struct books_task *task,
+			  bool *fresh, bool *reused);
+/* Entry t, taken, holds task now; or is free again. */
+void counted_enter_task(struct books *b, uint32_t t,
+			const struct books_task *task);
+void counted_leave_task(struct books *b, uint32_t t);
+/* One ref fewer of event e on entry t: what that leaves. */
+enum counted_task_left {
+	TASK_HELD,	 /* e still has refs there */
+	TASK_EVENT_GONE, /* e has none (its total goes), others have */
+	TASK_GONE,	 /* no event has: the entry goes */
+};
+enum counted_task_left counted_release_task(struct books *b, uint32_t t,
+					    uint32_t e);
+
 #endif

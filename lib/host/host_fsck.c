@@ -6,8 +6,11 @@
  * the rest of its refs) and events or slots with no refs (freed here).
  * Everything else in the books and the program's maps is recounted from
  * map_refs and the live slots and task targets.
+ *
+ * What to recount and what goes is computed first (host_fsck.h); the
+ * functions after that make the maps and the program say the same.
  */
-#include "host/host_private.h"
+#include "host/host_fsck.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,13 +20,103 @@
 
 #include "bpf/counted.h"
 #include "core/log.h"
+#include "host/host_private.h"
 
-struct recount {
-	uint32_t events[MAX_EVENTS];
-	uint32_t max_slots; /* as this process mapped the books */
-	uint32_t *slots;    /* max_slots */
-	uint16_t *tasks;    /* MAX_TASK_TARGETS x MAX_EVENTS */
-};
+_Static_assert(MAX_EVENTS <= 32, "events as bits of a uint32_t");
+
+bool fsck_count_ref(struct recount *r, const uint64_t *ids, size_t n,
+		    const struct host_ref_key *key, uint32_t refs)
+{
+	uint32_t t = key->slot & ~TASK_REF;
+
+	if (!books_ids_have(ids, n, key->user))
+		return false;
+	if (key->event < MAX_EVENTS)
+		r->events[key->event] += refs;
+	if (key->slot < r->max_slots)
+		r->slots[key->slot] += refs;
+	else if (ref_is_task(key->slot) && t < MAX_TASK_TARGETS &&
+		 key->event < MAX_EVENTS)
+		r->tasks[t * MAX_EVENTS + key->event] += (uint16_t)refs;
+	return true;
+}
+
+uint32_t fsck_events(struct books *b, const struct recount *r)
+{
+	uint32_t drop = 0;
+
+	for (uint32_t e = 0; e < MAX_EVENTS; e++) {
+		struct books_event *be = &b->events[e];
+
+		if (be->state == EVENT_FREE)
+			continue;
+		if (be->state == EVENT_MAKING || !r->events[e])
+			drop |= 1u << e;
+		else
+			be->refs = r->events[e];
+	}
+	return drop;
+}
+
+uint32_t fsck_task_refs(struct books_task *bt, const uint16_t *counted)
+{
+	uint32_t none = 0;
+
+	for (uint32_t e = 0; e < MAX_EVENTS; e++) {
+		bt->refs[e] = counted[e];
+		if (!bt->refs[e])
+			none |= 1u << e;
+	}
+	return none;
+}
+
+uint32_t fsck_tasks_used(const struct books *b)
+{
+	uint32_t used = 0;
+
+	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++)
+		used += b->tasks[t].id != 0;
+	return used;
+}
+
+void fsck_slots(struct books *b, const struct recount *r)
+{
+	uint32_t used = books_slots_used(b, r->max_slots);
+
+	for (uint32_t s = 0; s < used; s++) {
+		if (b->slots[s].id && !r->slots[s])
+			b->slots[s].id = 0;
+		b->slots[s].refs = r->slots[s];
+	}
+	books_rebuild_free(b, r->max_slots);
+}
+
+void fsck_filter(const struct books *b, uint32_t max_slots, uint16_t *want)
+{
+	uint32_t used = books_slots_used(b, max_slots);
+
+	for (uint32_t s = 0; s < used; s++)
+		if (b->slots[s].id)
+			want[b->slots[s].id & (COUNTED_FILTER_SIZE - 1)]++;
+}
+
+bool fsck_slot_entry_stays(const struct books *b, uint32_t used, uint64_t id,
+			   uint32_t s)
+{
+	return s < used && b->slots[s].id == id;
+}
+
+bool fsck_link(const struct books *b, struct task_link *link)
+{
+	for (int i = 0; i < 2; i++)
+		if (link->target[i] >= MAX_TASK_TARGETS ||
+		    !b->tasks[link->target[i]].id)
+			link->target[i] = NO_TARGET;
+	return link->target[0] != NO_TARGET || link->target[1] != NO_TARGET;
+}
+
+/* The I/O: map_refs, the program's maps and memory, kept in step with
+ * what the above computed. */
 
 /* Drops the refs of users not in the books; counts the rest. */
 static int recount_refs(struct host *h, struct recount *r)
@@ -38,18 +131,8 @@ static int recount_refs(struct host *h, struct recount *r)
 		prev = &key;
 		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
 			continue;
-		if (books_ids_have(ids, nids, key.user)) {
-			if (key.event < MAX_EVENTS)
-				r->events[key.event] += refs;
-			if (key.slot < r->max_slots)
-				r->slots[key.slot] += refs;
-			else if (ref_is_task(key.slot) &&
-				 (key.slot & ~TASK_REF) < MAX_TASK_TARGETS &&
-				 key.event < MAX_EVENTS)
-				r->tasks[(key.slot & ~TASK_REF) * MAX_EVENTS +
-					 key.event] += (uint16_t)refs;
+		if (fsck_count_ref(r, ids, nids, &key, refs))
 			continue;
-		}
 		if (ndoomed == room) {
 			struct host_ref_key *more;
 
@@ -74,16 +157,11 @@ static int recount_refs(struct host *h, struct recount *r)
 static void fix_events(struct shpmu *pmu, struct counted *c,
 		       const struct recount *r)
 {
-	for (uint32_t e = 0; e < MAX_EVENTS; e++) {
-		struct books_event *be = &c->books->events[e];
+	uint32_t drop = fsck_events(c->books, r);
 
-		if (be->state == EVENT_FREE)
-			continue;
-		if (be->state == EVENT_MAKING || !r->events[e])
+	for (uint32_t e = 0; e < MAX_EVENTS; e++)
+		if (drop & 1u << e)
 			counted_drop_event(pmu, c, e);
-		else
-			be->refs = r->events[e];
-	}
 }
 
 /* The program's filter of counted ids, written where it differs from
@@ -91,14 +169,10 @@ static void fix_events(struct shpmu *pmu, struct counted *c,
 static int fix_filter(struct counted *c)
 {
 	uint16_t *want = calloc(COUNTED_FILTER_SIZE, sizeof(*want));
-	const struct books *b = c->books;
-	uint32_t used = books_slots_used(b, c->prog.max_slots);
 
 	if (!want)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < used; s++)
-		if (b->slots[s].id)
-			want[b->slots[s].id & (COUNTED_FILTER_SIZE - 1)]++;
+	fsck_filter(c->books, c->prog.max_slots, want);
 	for (uint32_t i = 0; i < COUNTED_FILTER_SIZE; i++) {
 		uint16_t *have = &counter_prog_filter(&c->prog)[i];
 		uint16_t now = __atomic_load_n(have, __ATOMIC_RELAXED);
@@ -120,7 +194,7 @@ static void fix_slot_map(struct counted *c)
 
 	while (!bpf_map_get_next_key(fd, prev, &id)) {
 		if (!bpf_map_lookup_elem(fd, &id, &s) &&
-		    (s >= used || b->slots[s].id != id)) {
+		    !fsck_slot_entry_stays(b, used, id, s)) {
 			/* The walk goes on after the key before it. */
 			bpf_map_delete_elem(fd, &id);
 			continue;
@@ -135,16 +209,9 @@ static void fix_slot_map(struct counted *c)
 
 static int fix_slots(struct counted *c, const struct recount *r)
 {
-	struct books *b = c->books;
-	uint32_t used = books_slots_used(b, r->max_slots);
 	int err;
 
-	for (uint32_t s = 0; s < used; s++) {
-		if (b->slots[s].id && !r->slots[s])
-			b->slots[s].id = 0;
-		b->slots[s].refs = r->slots[s];
-	}
-	books_rebuild_free(b, r->max_slots);
+	fsck_slots(c->books, r);
 	err = fix_filter(c);
 	if (err)
 		return err;
@@ -158,26 +225,22 @@ static int fix_slots(struct counted *c, const struct recount *r)
 static void fix_tasks(struct shpmu *pmu, struct counted *c,
 		      const struct recount *r)
 {
-	uint32_t used = 0;
-
 	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++) {
 		struct books_task *bt = &c->books->tasks[t];
+		uint32_t none;
 
 		if (!bt->id)
 			continue;
-		for (uint32_t e = 0; e < MAX_EVENTS; e++) {
-			bt->refs[e] = r->tasks[t * MAX_EVENTS + e];
-			if (!bt->refs[e])
+		none = fsck_task_refs(bt, &r->tasks[t * MAX_EVENTS]);
+		for (uint32_t e = 0; e < MAX_EVENTS; e++)
+			if (none & 1u << e)
 				counter_prog_del_task_total(&c->prog, t, e);
-		}
 		if (!books_task_used(bt))
 			counted_free_task(pmu, c, t);
 	}
 	/* Counted again: a process killed between an entry and its count
 	 * left the count one off. */
-	for (uint32_t t = 0; t < MAX_TASK_TARGETS; t++)
-		used += c->books->tasks[t].id != 0;
-	c->books->tasks_used = used;
+	c->books->tasks_used = fsck_tasks_used(c->books);
 }
 
 /* Links to no live task target go (a maker died between the link and
@@ -186,7 +249,6 @@ static void fix_tasks(struct shpmu *pmu, struct counted *c,
 static int fix_links(struct counted *c)
 {
 	uint32_t *want = calloc(TASK_FILTER_SIZE, sizeof(*want));
-	const struct books *b = c->books;
 	uint64_t key, next;
 	struct task_link link;
 	bool more;
@@ -199,12 +261,7 @@ static int fix_links(struct counted *c)
 		more = !bpf_map_get_next_key(c->prog.links_fd, &key, &next);
 		if (bpf_map_lookup_elem(c->prog.links_fd, &key, &link))
 			continue;
-		for (int i = 0; i < 2; i++)
-			if (link.target[i] >= MAX_TASK_TARGETS ||
-			    !b->tasks[link.target[i]].id)
-				link.target[i] = NO_TARGET;
-		if (link.target[0] == NO_TARGET &&
-		    link.target[1] == NO_TARGET) {
+		if (!fsck_link(c->books, &link)) {
 			bpf_map_delete_elem(c->prog.links_fd, &key);
 			continue;
 		}
