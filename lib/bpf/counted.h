@@ -93,7 +93,7 @@ struct books_event;
 struct books_task;
 
 /* How the program must count key at a switch (enum counter_kind): see
- * take_delta() there. */
+ * take_delta() in prog/deltas.bpf.h. */
 uint8_t counted_counter_kind(const struct event_key *key);
 
 /* Where key is counted: its live event's index, else a free index to
