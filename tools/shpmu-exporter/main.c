@@ -4,23 +4,11 @@
  * Prometheus. README: "Running the exporter".
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "exporter.h"
-
-void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("shpmu-exporter: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 /* Client connections and the scrape's perf events share RLIMIT_NOFILE:
  * take what the hard limit allows (serve() divides it). */
