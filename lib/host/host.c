@@ -135,10 +135,14 @@ static int open_pins(struct shpmu *pmu, struct host *h, bool ipi_hook,
 			       h->path);
 			return -EPROTO;
 		}
-		pins_remove(h); /* what a maker that died left */
-		err = pins_create(pmu, h, ipi_hook);
+		/* What a maker that died left: what cannot go would stay in
+		 * the way of our pins. */
+		err = pins_remove(h);
+		if (!err)
+			err = pins_create(pmu, h, ipi_hook);
 		if (err)
 			return err;
+		h->made = true;
 		pr_info(pmu, "host domain %s: made", h->path);
 	}
 	return pins_open(pmu, h, c);
@@ -250,8 +254,9 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	if (!err)
 		err = host_quota_init(&h->quota, h->max_slots, HOST_MAX_REFS);
 	if (err) {
-		/* A domain we made and could not finish goes again. */
-		if (h->lock.fd >= 0 && pins_complete(h) == 0)
+		/* A domain we made and could not finish goes again (its
+		 * program attached for nobody, were it complete). */
+		if (h->lock.fd >= 0 && (h->made || pins_complete(h) == 0))
 			host_remove_domain(h);
 		host_release(h, c);
 		return err;

@@ -76,12 +76,17 @@ static int make_dir(struct shpmu *pmu, int parent_fd, const char *name,
 		return err == -EEXIST ? 0 : err;
 	fd = sys_openat(pmu, parent_fd, name,
 			O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-	if (fd < 0)
+	if (fd == -ENOENT)
 		return 0; /* gone again: the caller's open will tell */
-	if (!sys_fstat(pmu, fd, &st) && st.st_uid == geteuid() &&
-	    (st.st_mode & 07777) != mode)
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	err = sys_fstat(pmu, fd, &st);
+	if (!err && st.st_uid == geteuid() && (st.st_mode & 07777) != mode)
 		err = sys_fchmod(pmu, fd, mode);
 	sys_close(pmu, fd);
+out:
 	/* Not left with the umask's mode, which a later open refuses. */
 	if (err)
 		sys_unlinkat(pmu, parent_fd, name, AT_REMOVEDIR);

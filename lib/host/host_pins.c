@@ -408,13 +408,25 @@ int pins_complete(const struct host *h)
 	return err ? err : 1;
 }
 
-void pins_remove(struct host *h)
+/* Every pin is tried; the first failure but ENOENT is kept. */
+static void unpin(const struct host *h, const char *name, int *first)
 {
+	int err = sys_unlinkat(h->pmu, h->dir_fd, name, 0);
+
+	if (err && err != -ENOENT && !*first)
+		*first = err;
+}
+
+int pins_remove(struct host *h)
+{
+	int err = 0;
+
 	/* The books first: from then on the domain is not complete. */
-	sys_unlinkat(h->pmu, h->dir_fd, BOOKS_PIN, 0);
-	sys_unlinkat(h->pmu, h->dir_fd, REFS_PIN, 0);
+	unpin(h, BOOKS_PIN, &err);
+	unpin(h, REFS_PIN, &err);
 	for (size_t i = 0; i < N_LINKS; i++)
-		sys_unlinkat(h->pmu, h->dir_fd, link_names[i], 0);
+		unpin(h, link_names[i], &err);
 	for (size_t i = 0; i < N_PROG_FDS; i++)
-		sys_unlinkat(h->pmu, h->dir_fd, map_names[i], 0);
+		unpin(h, map_names[i], &err);
+	return err;
 }

@@ -30,6 +30,7 @@ struct host {
 	struct host_lock lock; /* the domain's: held for changes */
 	unsigned int lock_timeout_ms;
 	bool joining; /* the lock is held from the start to the end */
+	bool made;    /* this join made the domain's pins */
 	int refs_fd;  /* map_refs */
 	struct books *books;
 	size_t books_len;
@@ -81,7 +82,8 @@ int pins_open_books(struct shpmu *pmu, struct host *h);
 /* Whether the program's pins are what this build pins (after
  * pins_open_books): 0 or -EPROTO, with a message. */
 int pins_check_program(struct shpmu *pmu, const struct host *h);
-void pins_remove(struct host *h);
+/* 0, or the first failure to remove a pin that is there. */
+int pins_remove(struct host *h);
 /* Whether the domain is complete (its books are pinned): 1 or 0, or
  * -errno when it cannot be told. */
 int pins_complete(const struct host *h);
