@@ -118,7 +118,7 @@ stage() {
 "
 }
 run_plain() { plain_build && meson test -C build --print-errorlogs; }
-run_asan() { asan_build && meson test -C build-asan --print-errorlogs; }
+run_asan() { asan_build && meson test -C build-asan --no-suite slow --print-errorlogs; }
 run_tsan() {
 	[ -d build-tsan ] ||
 		meson setup build-tsan -Db_sanitize=thread -Db_lundef=false

@@ -2,6 +2,11 @@
 #include "fault_sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <execinfo.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +69,12 @@ static bool hit(enum fault_kind k)
 		return false;
 	fault.fired = true;
 	fault.fired_kind = k;
+	if (getenv("FAULT_TRACE")) {
+		/* Where the failing call came from (addr2line reads it). */
+		void *frames[16];
+
+		backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
+	}
 	if (fault.err == FAULT_SHORT_READ)
 		return false;
 	errno = fault.err;
@@ -142,6 +153,147 @@ static int f_open_by_handle(int mount_fd, struct file_handle *fh, int flags,
 	return shpmu_sys_kernel.open_by_handle_at(mount_fd, fh, flags, arg);
 }
 
+static int f_mkdirat(int dirfd, const char *path, mode_t mode, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.mkdirat(dirfd, path, mode, arg);
+}
+
+static int f_unlinkat(int dirfd, const char *path, int flags, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.unlinkat(dirfd, path, flags, arg);
+}
+
+static int f_fstatat(int dirfd, const char *path, struct stat *st, int flags,
+		     void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.fstatat(dirfd, path, st, flags, arg);
+}
+
+static int f_statx(int dirfd, const char *path, int flags, unsigned int mask,
+		   struct statx *stx, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.statx(dirfd, path, flags, mask, stx, arg);
+}
+
+static int f_fstatfs(int fd, struct statfs *st, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.fstatfs(fd, st, arg);
+}
+
+static int f_statfs(const char *path, struct statfs *st, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.statfs(path, st, arg);
+}
+
+static int f_fchmod(int fd, mode_t mode, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.fchmod(fd, mode, arg);
+}
+
+static ssize_t f_readlinkat(int dirfd, const char *path, char *buf, size_t len,
+			    void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.readlinkat(dirfd, path, buf, len, arg);
+}
+
+static ssize_t f_getdents64(int fd, void *buf, size_t len, void *arg)
+{
+	if (hit(FAULT_FS))
+		return -1;
+	return shpmu_sys_kernel.getdents64(fd, buf, len, arg);
+}
+
+static int f_flock(int fd, int op, void *arg)
+{
+	if (hit(op & LOCK_UN ? FAULT_UNLOCK : FAULT_LOCK))
+		return -1;
+	return shpmu_sys_kernel.flock(fd, op, arg);
+}
+
+static int f_fcntl_lock(int fd, int cmd, struct flock *fl, void *arg)
+{
+	bool unlock =
+		cmd != F_OFD_GETLK && cmd != F_GETLK && fl->l_type == F_UNLCK;
+
+	if (hit(unlock ? FAULT_UNLOCK : FAULT_LOCK))
+		return -1;
+	return shpmu_sys_kernel.fcntl_lock(fd, cmd, fl, arg);
+}
+
+static void *f_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off, void *arg)
+{
+	if (hit(FAULT_MMAP))
+		return MAP_FAILED;
+	return shpmu_sys_kernel.mmap(addr, len, prot, flags, fd, off, arg);
+}
+
+static int f_munmap(void *addr, size_t len, void *arg)
+{
+	int ret = shpmu_sys_kernel.munmap(addr, len, arg);
+
+	return hit(FAULT_MUNMAP) ? -1 : ret;
+}
+
+static int f_pidfd_open(pid_t pid, unsigned int flags, void *arg)
+{
+	if (hit(FAULT_PROC))
+		return -1;
+	return shpmu_sys_kernel.pidfd_open(pid, flags, arg);
+}
+
+static int f_capget(struct __user_cap_header_struct *hdr,
+		    struct __user_cap_data_struct *data, void *arg)
+{
+	if (hit(FAULT_PROC))
+		return -1;
+	return shpmu_sys_kernel.capget(hdr, data, arg);
+}
+
+static int f_getrlimit(int resource, struct rlimit *rl, void *arg)
+{
+	if (hit(FAULT_PROC))
+		return -1;
+	return shpmu_sys_kernel.getrlimit(resource, rl, arg);
+}
+
+static int f_bpf(int cmd, union bpf_attr *attr, unsigned int size, void *arg)
+{
+	if (hit(FAULT_BPF))
+		return -1;
+	return shpmu_sys_kernel.bpf(cmd, attr, size, arg);
+}
+
+static int f_bpf_skeleton_load(struct bpf_object_skeleton *skel, void *arg)
+{
+	if (hit(FAULT_BPF_LOAD))
+		return -1;
+	return shpmu_sys_kernel.bpf_skeleton_load(skel, arg);
+}
+
+static struct bpf_link *f_bpf_attach(struct bpf_program *prog, void *arg)
+{
+	if (hit(FAULT_BPF_LOAD))
+		return NULL;
+	return shpmu_sys_kernel.bpf_attach(prog, arg);
+}
+
 const struct shpmu_sys_ops fault_sys = {
 	.perf_event_open = f_open,
 	.read = f_read,
@@ -151,4 +303,23 @@ const struct shpmu_sys_ops fault_sys = {
 	.openat2 = f_openat2,
 	.name_to_handle_at = f_name_to_handle,
 	.open_by_handle_at = f_open_by_handle,
+	.mkdirat = f_mkdirat,
+	.unlinkat = f_unlinkat,
+	.fstatat = f_fstatat,
+	.statx = f_statx,
+	.fstatfs = f_fstatfs,
+	.statfs = f_statfs,
+	.fchmod = f_fchmod,
+	.readlinkat = f_readlinkat,
+	.getdents64 = f_getdents64,
+	.flock = f_flock,
+	.fcntl_lock = f_fcntl_lock,
+	.mmap = f_mmap,
+	.munmap = f_munmap,
+	.pidfd_open = f_pidfd_open,
+	.capget = f_capget,
+	.getrlimit = f_getrlimit,
+	.bpf = f_bpf,
+	.bpf_skeleton_load = f_bpf_skeleton_load,
+	.bpf_attach = f_bpf_attach,
 };

@@ -20,7 +20,16 @@ enum fault_kind {
 	FAULT_CLOSE,  /* fails after closing, as Linux does */
 	FAULT_OPENAT, /* openat and openat2 */
 	FAULT_HANDLE, /* name_to_handle_at and open_by_handle_at */
-	FAULT_ANY,    /* for fault_fail(): a call of any kind */
+	FAULT_FS,     /* mkdirat, unlinkat, fstatat, statx, statfs, fstatfs,
+			 fchmod, readlinkat, getdents64 */
+	FAULT_LOCK,   /* flock and fcntl's locks */
+	FAULT_UNLOCK, /* the same, letting go (LOCK_UN, F_UNLCK) */
+	FAULT_MMAP,
+	FAULT_MUNMAP,	/* fails after unmapping, as close does */
+	FAULT_PROC,	/* pidfd_open, capget, getrlimit */
+	FAULT_BPF,	/* bpf(2) */
+	FAULT_BPF_LOAD, /* bpf_object__load_skeleton, bpf_program__attach */
+	FAULT_ANY,	/* for fault_fail(): a call of any kind */
 };
 
 /* In place of an errno: the read returns half of what it read. */

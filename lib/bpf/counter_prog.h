@@ -25,6 +25,7 @@ struct switch_counter;
 struct switch_counter__bss;
 
 struct counter_prog {
+	struct shpmu *pmu;	     /* whose syscall layer its maps go by */
 	struct switch_counter *skel; /* process scope: the loaded program */
 	int prog_fd;		     /* on_switch: what a flush test-runs */
 	int events_fd;		     /* the per-CPU perf events */

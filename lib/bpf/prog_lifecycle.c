@@ -15,11 +15,12 @@
 #include "bpf/prog_maps.h"
 #include "core/cpus.h"
 #include "core/log.h"
+#include "sys/sys.h"
 
-static void close_if_open(int fd)
+static void close_if_open(struct shpmu *pmu, int fd)
 {
 	if (fd >= 0)
-		close(fd);
+		sys_close(pmu, fd);
 }
 
 /* Takes the fds p keeps open (counter_prog_adopt's order). */
@@ -38,6 +39,7 @@ static int init_common(struct shpmu *pmu, struct counter_prog *p)
 
 	if (err)
 		return err;
+	p->pmu = pmu;
 	p->nonline = cpus_online(pmu, &p->online);
 	if (p->nonline < 0) {
 		err = p->nonline;
@@ -55,11 +57,11 @@ static void release(struct counter_prog *p)
 	if (p->skel) {
 		counter_prog_destroy_skel(p->skel);
 	} else {
-		close_if_open(p->prog_fd);
-		close_if_open(p->events_fd);
-		close_if_open(p->slots_fd);
-		close_if_open(p->links_fd);
-		close_if_open(p->task_totals_fd);
+		close_if_open(p->pmu, p->prog_fd);
+		close_if_open(p->pmu, p->events_fd);
+		close_if_open(p->pmu, p->slots_fd);
+		close_if_open(p->pmu, p->links_fd);
+		close_if_open(p->pmu, p->task_totals_fd);
 	}
 	if (p->online) {
 		pthread_mutex_destroy(&p->flush_lock);
@@ -107,6 +109,7 @@ int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	p->pmu = pmu;
 	take_fds(p, fds);
 	p->nr_cpus = nr_cpus;
 	p->max_slots = max_slots;
@@ -115,9 +118,9 @@ int counter_prog_adopt(struct shpmu *pmu, const int fds[N_PROG_FDS],
 		err = prog_map_memory(pmu, p, fds[BSS_FD], fds[VIEWS_FD],
 				      fds[TOTALS_FD]);
 	/* The mappings hold the maps now. */
-	close(fds[BSS_FD]);
-	close(fds[VIEWS_FD]);
-	close(fds[TOTALS_FD]);
+	sys_close(pmu, fds[BSS_FD]);
+	sys_close(pmu, fds[VIEWS_FD]);
+	sys_close(pmu, fds[TOTALS_FD]);
 	if (err)
 		release(p);
 	return err;

@@ -14,7 +14,9 @@
 
 #include <bpf/libbpf.h>
 
+#include "core/cpus.h"
 #include "core/log.h"
+#include "sys/sys.h"
 #include "switch_counter.skel.h"
 
 /* Room for the kernel's log of a failed load. Kernels from 6.4 keep the
@@ -149,7 +151,7 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	if (!err) {
 		bpf_program__set_autoattach(skel->progs.on_ipi, false);
 		bpf_program__set_autoattach(skel->progs.on_attach, false);
-		err = switch_counter__load(skel);
+		err = sys_bpf_skeleton_load(pmu, skel->skeleton);
 	}
 	if (err)
 		tell_failure(pmu, err, log);
@@ -168,14 +170,17 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 			    bool ipi_hook)
 {
+	int err;
+
+	/* A kernel without the tracepoint says ENOENT: the fallback. */
 	if (ipi_hook) {
-		s->links.on_ipi = bpf_program__attach(s->progs.on_ipi);
-		if (s->links.on_ipi)
-			return 0;
+		err = sys_bpf_attach(pmu, s->progs.on_ipi, &s->links.on_ipi);
+		if (err != -ENOENT)
+			return err;
 	}
-	s->links.on_attach = bpf_program__attach(s->progs.on_attach);
-	if (!s->links.on_attach)
-		return -errno;
+	err = sys_bpf_attach(pmu, s->progs.on_attach, &s->links.on_attach);
+	if (err)
+		return err;
 	pr_info(pmu, "no csd_function_entry tracepoint here (Linux 6.4 "
 		     "has it): a running task moved to another cgroup by "
 		     "another process is counted in its new cgroup until it "
@@ -185,16 +190,10 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 
 static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
 {
-	int err = 0;
+	int err = sys_bpf_attach(pmu, s->progs.on_switch, &s->links.on_switch);
 
-	s->links.on_switch = bpf_program__attach(s->progs.on_switch);
-	if (!s->links.on_switch)
-		err = -errno;
-	if (!err) {
-		s->links.on_fork = bpf_program__attach(s->progs.on_fork);
-		if (!s->links.on_fork)
-			err = -errno;
-	}
+	if (!err)
+		err = sys_bpf_attach(pmu, s->progs.on_fork, &s->links.on_fork);
 	if (!err)
 		err = attach_move_hook(pmu, s, ipi_hook);
 	if (err)
@@ -207,7 +206,7 @@ static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
 
 int counter_prog_cpus(struct shpmu *pmu)
 {
-	int n = libbpf_num_possible_cpus();
+	int n = cpus_possible_count(pmu);
 
 	if (n > 0 && n <= MAX_CPUS)
 		return n;

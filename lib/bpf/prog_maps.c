@@ -19,43 +19,49 @@
 #include <bpf/libbpf.h>
 
 #include "core/log.h"
+#include "sys/sys.h"
 #include "switch_counter.skel.h"
 
 /* The length of a mapping of map fd's memory. */
-static int map_len(int fd, size_t *len)
+static int map_len(struct shpmu *pmu, int fd, size_t *len)
 {
 	struct bpf_map_info info;
 	uint32_t info_len = sizeof(info);
 	long page = sysconf(_SC_PAGESIZE);
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
-		return -errno;
+	err = sys_bpf_obj_info(pmu, fd, &info, &info_len);
+	if (err)
+		return err;
 	*len = ((size_t)info.max_entries * ((info.value_size + 7) & ~7u) +
 		(size_t)page - 1) &
 	       ~((size_t)page - 1);
 	return 0;
 }
 
-static void *map_memory(int fd, bool writable, size_t *len)
+/* fd's memory mapped, or NULL with errno set. */
+static void *map_memory(struct shpmu *pmu, int fd, bool writable, size_t *len)
 {
 	void *mem;
+	int err = map_len(pmu, fd, len);
 
-	if (map_len(fd, len))
-		return NULL;
-	mem = mmap(NULL, *len, PROT_READ | (writable ? PROT_WRITE : 0),
-		   MAP_SHARED, fd, 0);
-	return mem == MAP_FAILED ? NULL : mem;
+	if (!err)
+		err = sys_mmap(pmu, *len,
+			       PROT_READ | (writable ? PROT_WRITE : 0),
+			       MAP_SHARED, fd, 0, &mem);
+	errno = -err;
+	return err ? NULL : mem;
 }
 
 void prog_unmap_memory(struct counter_prog *p)
 {
 	if (p->bss && p->bss_len)
-		munmap(p->bss, p->bss_len);
+		sys_munmap(p->pmu, p->bss, p->bss_len);
 	if (p->views)
-		munmap(p->views, p->views_len);
+		sys_munmap(p->pmu, p->views, p->views_len);
 	if (p->totals)
-		munmap((void *)p->totals, p->totals_len);
+		sys_munmap(p->pmu, (void *)p->totals, p->totals_len);
 }
 
 int prog_map_memory(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
@@ -66,14 +72,14 @@ int prog_map_memory(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
 		(size_t)p->max_slots * p->nr_cpus * sizeof(struct slot_totals);
 
 	if (bss_fd >= 0) {
-		p->bss = map_memory(bss_fd, true, &p->bss_len);
+		p->bss = map_memory(pmu, bss_fd, true, &p->bss_len);
 		if (!p->bss)
 			goto fail;
 	}
-	p->views = map_memory(views_fd, true, &p->views_len);
+	p->views = map_memory(pmu, views_fd, true, &p->views_len);
 	if (!p->views)
 		goto fail;
-	p->totals = map_memory(totals_fd, false, &p->totals_len);
+	p->totals = map_memory(pmu, totals_fd, false, &p->totals_len);
 	if (!p->totals)
 		goto fail;
 	if (p->views_len < need_views || p->totals_len < need_totals ||
@@ -95,14 +101,8 @@ fail:
 int prog_run_on_cpu(const struct counter_prog *p, int cpu, const void *ctx,
 		    uint32_t ctx_size, uint32_t *retval)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU,
-		    .cpu = (uint32_t)cpu, .ctx_in = ctx,
-		    .ctx_size_in = ctx_size);
-
-	if (bpf_prog_test_run_opts(p->prog_fd, &run))
-		return -errno;
-	*retval = run.retval;
-	return 0;
+	return sys_bpf_prog_test_run(p->pmu, p->prog_fd, BPF_F_TEST_RUN_ON_CPU,
+				     (uint32_t)cpu, ctx, ctx_size, retval);
 }
 
 int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
@@ -149,9 +149,7 @@ int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
 	/* The program reads no baseline of a CPU without the event, so
 	 * this is written before the event goes in. */
 	p->views[cpu].raw[e] = *base;
-	if (bpf_map_update_elem(p->events_fd, &index, &fd, BPF_ANY))
-		return -errno;
-	return 0;
+	return sys_bpf_map_update(p->pmu, p->events_fd, &index, &fd, BPF_ANY);
 }
 
 void counter_prog_clear_event(struct counter_prog *p, uint32_t e)
@@ -159,7 +157,7 @@ void counter_prog_clear_event(struct counter_prog *p, uint32_t e)
 	for (uint32_t cpu = 0; cpu < p->nr_cpus; cpu++) {
 		uint32_t index = e * MAX_CPUS + cpu;
 
-		bpf_map_delete_elem(p->events_fd, &index);
+		sys_bpf_map_delete(p->pmu, p->events_fd, &index);
 	}
 }
 
@@ -194,8 +192,10 @@ void counter_prog_changed(struct counter_prog *p)
 int counter_prog_count_cgroup(struct counter_prog *p, uint64_t id,
 			      uint32_t slot)
 {
-	if (bpf_map_update_elem(p->slots_fd, &id, &slot, BPF_ANY))
-		return -errno;
+	int err = sys_bpf_map_update(p->pmu, p->slots_fd, &id, &slot, BPF_ANY);
+
+	if (err)
+		return err;
 	/* After the map entry: the program finds it once it looks. */
 	__atomic_fetch_add(&p->bss->counted_ids[id & FILTER_MASK], 1,
 			   __ATOMIC_RELEASE);
@@ -207,7 +207,7 @@ void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id)
 {
 	__atomic_fetch_sub(&p->bss->counted_ids[id & FILTER_MASK], 1,
 			   __ATOMIC_RELEASE);
-	bpf_map_delete_elem(p->slots_fd, &id);
+	sys_bpf_map_delete(p->pmu, p->slots_fd, &id);
 	counter_prog_changed(p);
 }
 
@@ -220,18 +220,23 @@ int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
 	struct task_link link = {.start_ticks = start_ticks,
 				 .target = {NO_TARGET, NO_TARGET}};
 	bool known;
+	int err;
 
 	if (which != TARGET_PLAIN && which != TARGET_INHERIT)
 		return -EINVAL;
-	known = !bpf_map_lookup_elem(p->links_fd, &key, &link);
+	err = sys_bpf_map_lookup(p->pmu, p->links_fd, &key, &link);
+	if (err && err != -ENOENT)
+		return err;
+	known = !err;
 	if (known && link.start_ticks != start_ticks)
 		link = (struct task_link){.start_ticks = start_ticks,
 					  .target = {NO_TARGET, NO_TARGET}};
 	if (link.target[which] != NO_TARGET && link.target[which] != target)
 		return -EBUSY;
 	link.target[which] = target;
-	if (bpf_map_update_elem(p->links_fd, &key, &link, BPF_ANY))
-		return -errno;
+	err = sys_bpf_map_update(p->pmu, p->links_fd, &key, &link, BPF_ANY);
+	if (err)
+		return err;
 	/* After the entry: the program finds it once it looks. */
 	if (!known)
 		__atomic_fetch_add(&p->bss->counted_tasks[id & TASK_MASK], 1,
@@ -254,10 +259,10 @@ static void unlink_one(struct counter_prog *p, uint64_t key,
 	if (!had)
 		return;
 	if (link->target[0] != NO_TARGET || link->target[1] != NO_TARGET) {
-		bpf_map_update_elem(p->links_fd, &key, link, BPF_EXIST);
+		sys_bpf_map_update(p->pmu, p->links_fd, &key, link, BPF_EXIST);
 		return;
 	}
-	if (!bpf_map_delete_elem(p->links_fd, &key))
+	if (!sys_bpf_map_delete(p->pmu, p->links_fd, &key))
 		__atomic_fetch_sub(
 			&p->bss->counted_tasks[(uint32_t)key & TASK_MASK], 1,
 			__ATOMIC_RELEASE);
@@ -270,17 +275,17 @@ void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,
 	struct task_link link;
 	bool more;
 
-	if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+	if (!sys_bpf_map_lookup(p->pmu, p->links_fd, &key, &link))
 		unlink_one(p, key, &link, target);
 	if (!children)
 		return;
 	/* The children's links: a walk of the map, each next key taken
 	 * before the link it follows may be deleted. */
-	more = !bpf_map_get_next_key(p->links_fd, NULL, &next);
+	more = !sys_bpf_map_next_key(p->pmu, p->links_fd, NULL, &next);
 	while (more) {
 		key = next;
-		more = !bpf_map_get_next_key(p->links_fd, &key, &next);
-		if (!bpf_map_lookup_elem(p->links_fd, &key, &link))
+		more = !sys_bpf_map_next_key(p->pmu, p->links_fd, &key, &next);
+		if (!sys_bpf_map_lookup(p->pmu, p->links_fd, &key, &link))
 			unlink_one(p, key, &link, target);
 	}
 }
@@ -291,9 +296,8 @@ int counter_prog_add_task_total(struct counter_prog *p, uint32_t target,
 	uint64_t key = task_total_key(target, e);
 	struct counter_value zero = {0};
 
-	if (bpf_map_update_elem(p->task_totals_fd, &key, &zero, BPF_ANY))
-		return -errno;
-	return 0;
+	return sys_bpf_map_update(p->pmu, p->task_totals_fd, &key, &zero,
+				  BPF_ANY);
 }
 
 void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
@@ -301,7 +305,7 @@ void counter_prog_del_task_total(struct counter_prog *p, uint32_t target,
 {
 	uint64_t key = task_total_key(target, e);
 
-	bpf_map_delete_elem(p->task_totals_fd, &key);
+	sys_bpf_map_delete(p->pmu, p->task_totals_fd, &key);
 }
 
 int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
@@ -309,32 +313,30 @@ int counter_prog_task_total(const struct counter_prog *p, uint32_t target,
 {
 	uint64_t key = task_total_key(target, e);
 
-	if (bpf_map_lookup_elem(p->task_totals_fd, &key, out))
-		return -errno;
-	return 0;
+	return sys_bpf_map_lookup(p->pmu, p->task_totals_fd, &key, out);
 }
 
 /* A map's memlock line in its fdinfo: the kernel's map_mem_usage(). */
-static uint64_t map_memlock(int fd)
+static uint64_t map_memlock(struct shpmu *pmu, int fd)
 {
 	char path[64], line[128];
 	unsigned long long bytes = 0;
-	FILE *f;
+	struct sys_lines l;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
+	if (sys_lines_open(pmu, &l, path))
 		return 0;
-	while (fgets(line, sizeof(line), f))
+	while (sys_lines_next(pmu, &l, line, sizeof(line)) > 0)
 		if (sscanf(line, "memlock: %llu", &bytes) == 1)
 			break;
-	fclose(f);
+	sys_lines_close(pmu, &l);
 	return bytes;
 }
 
 uint64_t counter_prog_task_bytes(const struct counter_prog *p)
 {
-	return map_memlock(p->links_fd) + map_memlock(p->task_totals_fd);
+	return map_memlock(p->pmu, p->links_fd) +
+	       map_memlock(p->pmu, p->task_totals_fd);
 }
 
 uint64_t counter_prog_children_lost(const struct counter_prog *p)

@@ -163,8 +163,9 @@ static int open_by_components(struct shpmu *pmu, const struct cgroups *cg,
 	cur = sys_openat(pmu, cg->root_fd, ".", DIR_FLAGS);
 	if (cur < 0)
 		return cur;
-	if (fstat(cur, &root_st) < 0)
-		goto fail_errno;
+	next = sys_fstat(pmu, cur, &root_st);
+	if (next < 0)
+		goto fail;
 	for (comp = strtok_r(copy, "/", &save); comp;
 	     comp = strtok_r(NULL, "/", &save)) {
 		if (!strcmp(comp, "."))
@@ -174,16 +175,16 @@ static int open_by_components(struct shpmu *pmu, const struct cgroups *cg,
 		if (next < 0)
 			return next;
 		cur = next;
-		if (fstat(cur, &st) < 0)
-			goto fail_errno;
+		next = sys_fstat(pmu, cur, &st);
+		if (next < 0)
+			goto fail;
 		if (st.st_dev != root_st.st_dev) {
 			sys_close(pmu, cur);
 			return -EXDEV;
 		}
 	}
 	return cur;
-fail_errno:
-	next = -errno;
+fail:
 	sys_close(pmu, cur);
 	return next;
 }
@@ -264,9 +265,9 @@ int cgroup_fd_path(struct shpmu *pmu, const struct cgroups *cg, int fd,
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path));
+	n = sys_readlinkat(pmu, AT_FDCWD, link, path, sizeof(path));
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if ((size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	if ((size_t)n > dlen && !memcmp(path + n - dlen, deleted, dlen))

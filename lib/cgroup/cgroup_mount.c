@@ -18,6 +18,7 @@
 #include <linux/magic.h>
 
 #include "core/log.h"
+#include "sys/sys.h"
 
 #define MOUNTINFO "/proc/self/mountinfo"
 
@@ -35,8 +36,8 @@ int cgroup_mount_check(struct shpmu *pmu, const char *path, char **root,
 		pr_err(pmu, "cgroup root %s: %s", path, strerror(err));
 		return err == ENOMEM ? -ENOMEM : -ENOENT;
 	}
-	if (statfs(real, &sfs) < 0) {
-		err = -errno;
+	err = sys_statfs(pmu, real, &sfs);
+	if (err) {
 		pr_err(pmu, "cgroup root %s: %s", real, strerror(-err));
 		free(real);
 		return err;
@@ -54,16 +55,19 @@ int cgroup_mount_check(struct shpmu *pmu, const char *path, char **root,
 }
 
 /* A mount entry is usable only if nothing was mounted over it since: the
- * mount we reach through its path must be the entry itself. */
-static bool mount_is_visible(struct libmnt_fs *fs)
+ * mount we reach through its path must be the entry itself. 1 or 0; -errno
+ * when its path cannot be looked at for another reason than not being
+ * there. */
+static int mount_is_visible(struct shpmu *pmu, struct libmnt_fs *fs)
 {
 	struct statx stx;
+	int err = sys_statx(pmu, AT_FDCWD, mnt_fs_get_target(fs),
+			    AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx);
 
-	if (statx(AT_FDCWD, mnt_fs_get_target(fs), AT_STATX_DONT_SYNC,
-		  STATX_MNT_ID, &stx) < 0)
-		return false;
+	if (err)
+		return err == -ENOENT ? 0 : err;
 	if (!(stx.stx_mask & STATX_MNT_ID))
-		return true; /* kernel too old to tell: trust mountinfo */
+		return 1; /* kernel too old to tell: trust mountinfo */
 	return stx.stx_mnt_id == (uint64_t)mnt_fs_get_id(fs);
 }
 
@@ -106,9 +110,18 @@ int cgroup_mount_discover(struct shpmu *pmu, char **root, bool *v2)
 		goto free_table;
 	}
 	while (mnt_table_next_fs(tb, it, &fs) == 0) {
-		int r = rank(fs);
+		int r = rank(fs), visible;
 
-		if (r >= 0 && r < best_rank && mount_is_visible(fs)) {
+		if (r < 0 || r >= best_rank)
+			continue;
+		visible = mount_is_visible(pmu, fs);
+		if (visible < 0) {
+			err = visible;
+			pr_err(pmu, "cgroup mount %s: %s",
+			       mnt_fs_get_target(fs), strerror(-err));
+			goto free_iter;
+		}
+		if (visible) {
 			best = fs;
 			best_rank = r;
 		}

@@ -53,30 +53,28 @@ static int add(struct cgroup_path_map *map, uint64_t id, const char *path)
 static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
 		    struct cgroup_path_map *map)
 {
-	struct dirent *d;
-	DIR *dir;
-	int err = 0;
+	struct sys_dir dir;
+	unsigned char type;
+	const char *name;
+	int err = sys_dir_from_fd(pmu, &dir, dir_fd), more;
 
-	dir = fdopendir(dir_fd);
-	if (!dir) {
-		err = -errno;
-		sys_close(pmu, dir_fd);
-		return err;
-	}
-	while (!err && (d = readdir(dir))) {
+	while (!err && (more = sys_dir_next(pmu, &dir, &name, &type)) != 0) {
 		char *child;
 		uint64_t id;
 		int fd;
 
-		if (d->d_type != DT_DIR || !strcmp(d->d_name, ".") ||
-		    !strcmp(d->d_name, ".."))
+		if (more < 0) {
+			err = more;
+			break;
+		}
+		if (type != DT_DIR || !strcmp(name, ".") || !strcmp(name, ".."))
 			continue;
-		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "",
-			     d->d_name) < 0) {
+		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", name) <
+		    0) {
 			err = -ENOMEM;
 			break;
 		}
-		fd = sys_openat(pmu, dirfd(dir), d->d_name,
+		fd = sys_openat(pmu, dir.fd, name,
 				O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (fd < 0) {
 			/* Removed while we walked, or not ours to read:
@@ -95,7 +93,7 @@ static int walk_dir(struct shpmu *pmu, int dir_fd, const char *rel, int depth,
 			sys_close(pmu, fd);
 		free(child);
 	}
-	closedir(dir); /* closes dir_fd without the syscall layer */
+	sys_dir_close(pmu, &dir);
 	return err;
 }
 

@@ -87,16 +87,15 @@ int cpus_check_online(struct shpmu *pmu, int cpu)
 	return n;
 }
 
-int cpus_online(struct shpmu *pmu, int **cpus)
+static int cpus_read(struct shpmu *pmu, const char *path, int **cpus)
 {
 	char text[4096];
 	int *list, n;
 	ssize_t len;
 
-	len = sys_read_file(pmu, CPUS_ONLINE_PATH, text, sizeof(text));
+	len = sys_read_file(pmu, path, text, sizeof(text));
 	if (len < 0) {
-		pr_err(pmu, "cannot read %s: %s", CPUS_ONLINE_PATH,
-		       strerror((int)-len));
+		pr_err(pmu, "cannot read %s: %s", path, strerror((int)-len));
 		return (int)len;
 	}
 	list = malloc(CPUS_MAX * sizeof(*list));
@@ -104,10 +103,25 @@ int cpus_online(struct shpmu *pmu, int **cpus)
 		return -ENOMEM;
 	n = cpus_parse(text, list, CPUS_MAX);
 	if (n < 0) {
-		pr_err(pmu, "cannot parse %s: '%s'", CPUS_ONLINE_PATH, text);
+		pr_err(pmu, "cannot parse %s: '%s'", path, text);
 		free(list);
 		return -EIO;
 	}
 	*cpus = realloc(list, (size_t)n * sizeof(*list)) ?: list;
+	return n;
+}
+
+int cpus_online(struct shpmu *pmu, int **cpus)
+{
+	return cpus_read(pmu, CPUS_ONLINE_PATH, cpus);
+}
+
+int cpus_possible_count(struct shpmu *pmu)
+{
+	int *list,
+		n = cpus_read(pmu, "/sys/devices/system/cpu/possible", &list);
+
+	if (n >= 0)
+		free(list);
 	return n;
 }

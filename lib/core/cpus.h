@@ -20,4 +20,8 @@ int cpus_check_online(struct shpmu *pmu, int cpu);
  * number of CPUs or -errno. */
 int cpus_online(struct shpmu *pmu, int **cpus);
 
+/* How many CPUs /sys/devices/system/cpu/possible lists (what per-CPU BPF
+ * maps hold, libbpf_num_possible_cpus), or -errno. */
+int cpus_possible_count(struct shpmu *pmu);
+
 #endif

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "core/explain.h"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/key.h"
@@ -22,16 +23,18 @@ static int read_paranoid(struct shpmu *pmu)
 	return atoi(buf);
 }
 
-static int fds_in_use(void)
+static int fds_in_use(struct shpmu *pmu)
 {
-	DIR *dir = opendir("/proc/self/fd");
 	int n = -1; /* the directory's own fd */
+	struct sys_dir dir;
+	unsigned char type;
+	const char *name;
 
-	if (!dir)
+	if (sys_dir_open(pmu, &dir, AT_FDCWD, "/proc/self/fd"))
 		return -1;
-	while (readdir(dir))
+	while (sys_dir_next(pmu, &dir, &name, &type) > 0)
 		n++;
-	closedir(dir);
+	sys_dir_close(pmu, &dir);
 	return n - 2; /* "." and ".." */
 }
 
@@ -41,10 +44,14 @@ static bool is_hardware(const struct perf_event_attr *attr)
 	       attr->type == PERF_TYPE_HW_CACHE || attr->type == PERF_TYPE_RAW;
 }
 
-static bool have_cpu_pmu(void)
+static bool have_cpu_pmu(struct shpmu *pmu)
 {
-	return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
-	       access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+	struct stat st;
+
+	return !sys_fstatat(pmu, AT_FDCWD, "/sys/bus/event_source/devices/cpu",
+			    &st, 0) ||
+	       !sys_fstatat(pmu, AT_FDCWD,
+			    "/sys/bus/event_source/devices/cpu_core", &st, 0);
 }
 
 /* The optional attr fields, each with a way to clear it. */
@@ -95,7 +102,7 @@ void explain_open_error(struct shpmu *pmu, int err,
 {
 	char in_use_text[16];
 	const char *field;
-	struct rlimit rl;
+	struct rlimit rl = {0};
 	int paranoid, in_use;
 
 	switch (err) {
@@ -113,7 +120,7 @@ void explain_open_error(struct shpmu *pmu, int err,
 			paranoid);
 		break;
 	case -ENOENT:
-		if (is_hardware(attr) && !have_cpu_pmu())
+		if (is_hardware(attr) && !have_cpu_pmu(pmu))
 			snprintf(buf, len,
 				 "this machine has no hardware PMU (a VM "
 				 "without PMU pass-through?): only software "
@@ -131,8 +138,8 @@ void explain_open_error(struct shpmu *pmu, int err,
 					   : "unsupported for this event type");
 		break;
 	case -EMFILE:
-		getrlimit(RLIMIT_NOFILE, &rl);
-		in_use = fds_in_use();
+		sys_getrlimit(pmu, RLIMIT_NOFILE, &rl);
+		in_use = fds_in_use(pmu);
 		/* Truly out of fds, even counting them takes one. */
 		if (in_use < 0)
 			snprintf(in_use_text, sizeof(in_use_text), "every one");

@@ -63,7 +63,7 @@ int kevent_new(struct shpmu *pmu, struct backend *b,
 	/* Before the open: a tid reused in between then looks stale, which
 	 * only costs a fresh event later. */
 	if (target_is_task(&key->target))
-		ev->task = task_identity(key->target.pid);
+		ev->task = task_identity(pmu, key->target.pid);
 	err = -pthread_mutex_init(&ev->lock, NULL);
 	if (err)
 		goto free_cpus;

@@ -104,23 +104,26 @@ static int opts_check(const struct shpmu_opts *opts, struct shpmu_opts *o,
 	return scope_check(o, log_to);
 }
 
-/* A dynamic PMU's type number, or -1 where there is no such PMU. */
-static int64_t pmu_type(struct shpmu *pmu, const char *name)
+/* A dynamic PMU's type number into *type, -1 where there is no such PMU;
+ * 0, or -errno when it cannot be told. */
+static int pmu_type(struct shpmu *pmu, const char *name, int64_t *type)
 {
 	char path[128], text[32];
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
 		 name);
-	if (sys_read_file(pmu, path, text, sizeof(text)) <= 0)
-		return -1;
-	return strtol(text, NULL, 10);
+	n = sys_read_file(pmu, path, text, sizeof(text));
+	*type = n > 0 ? strtol(text, NULL, 10) : -1;
+	return n < 0 && n != -ENOENT ? (int)n : 0;
 }
 
 static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 {
 	int err;
 
-	pmu->env.sys = &shpmu_sys_kernel;
+	pmu->env.sys = shpmu__sys_ops_at_new ? shpmu__sys_ops_at_new
+					     : &shpmu_sys_kernel;
 	pmu->env.log = o->log;
 	pmu->env.log_arg = o->log_arg;
 	pmu->env.lock_timeout_ms = o->lock_timeout_ms;
@@ -128,8 +131,11 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 	pmu->cgroup_backend = o->cgroup_backend;
 	pmu->scope = o->scope;
 	pmu->fork_generation = task_fork_generation();
-	pmu->probe_types[0] = pmu_type(pmu, "kprobe");
-	pmu->probe_types[1] = pmu_type(pmu, "uprobe");
+	err = pmu_type(pmu, "kprobe", &pmu->probe_types[0]);
+	if (!err)
+		err = pmu_type(pmu, "uprobe", &pmu->probe_types[1]);
+	if (err)
+		return err;
 	err = cgroups_init(pmu, &pmu->cgroups, o->cgroup_root);
 	if (err)
 		return err;

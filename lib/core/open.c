@@ -26,11 +26,11 @@ union single_key {
 
 /* An event whose thread exited counts nothing more, and its tid may name
  * another thread now. */
-static bool task_is_gone(const struct kevent *ev)
+static bool task_is_gone(struct shpmu *pmu, const struct kevent *ev)
 {
 	if (!target_is_task(&ev->key.target) || ev->task == 0)
 		return false;
-	return task_identity(ev->key.target.pid) != ev->task;
+	return task_identity(pmu, ev->key.target.pid) != ev->task;
 }
 
 /* Events that must not be shared: remove_on_exec ones vanish at the
@@ -54,7 +54,7 @@ static struct kevent *find_shared(struct shpmu *pmu,
 {
 	struct kevent *ev = registry_find(&pmu->registry, key, hash);
 
-	if (ev && task_is_gone(ev)) {
+	if (ev && task_is_gone(pmu, ev)) {
 		/* Its handles keep their final values; new ones get a new
 		 * event for the task that has the tid now. */
 		registry_remove(&pmu->registry, ev);
@@ -230,7 +230,7 @@ abandon:
 static int check_process(struct shpmu *pmu, pid_t pid)
 {
 	pid_t tgid = 0;
-	int err = process_check(pid, &tgid);
+	int err = process_check(pmu, pid, &tgid);
 
 	if (err == -EINVAL)
 		pr_err(pmu,
@@ -238,9 +238,12 @@ static int check_process(struct shpmu *pmu, pid_t pid)
 		       "%d: name the process by its id, or count the thread "
 		       "with SHPMU_TARGET_TASK",
 		       (int)pid, (int)tgid);
-	else if (err)
+	else if (err == -ESRCH)
 		pr_err(pmu, "shpmu_open: process target: no such process: %d",
 		       (int)pid);
+	else if (err)
+		pr_err(pmu, "shpmu_open: process target %d: cannot read it: %s",
+		       (int)pid, strerror(-err));
 	return err;
 }
 

@@ -8,52 +8,67 @@
 #include <string.h>
 #include <unistd.h>
 
-int process_check(pid_t pid, pid_t *tgid)
+#include "sys/sys.h"
+
+int process_check(struct shpmu *pmu, pid_t pid, pid_t *tgid)
 {
 	char path[64], line[128];
-	FILE *f;
-	int found = 0;
+	struct sys_lines *f = malloc(sizeof(*f));
+	int found = 0, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
-		return -ESRCH;
-	while (!found && fgets(line, sizeof(line), f))
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = sys_lines_open(pmu, f, path);
+	if (err) {
+		free(f);
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	while (!found && (err = sys_lines_next(pmu, f, line, sizeof(line))) > 0)
 		found = sscanf(line, "Tgid: %d", tgid) == 1;
-	fclose(f);
+	sys_lines_close(pmu, f);
+	free(f);
+	if (err < 0 && err != -ESRCH)
+		return err;
 	if (!found)
 		return -ESRCH;
 	return *tgid == pid ? 0 : -EINVAL;
 }
 
-int process_threads(pid_t tgid, pid_t **tids)
+int process_threads(struct shpmu *pmu, pid_t tgid, pid_t **tids)
 {
 	char path[64];
-	struct dirent *d;
 	pid_t *list = NULL, *grown;
 	size_t n = 0, cap = 0;
-	DIR *dir;
+	struct sys_dir dir;
+	unsigned char type;
+	const char *name;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
-	dir = opendir(path);
-	if (!dir)
-		return -ESRCH;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+	err = sys_dir_open(pmu, &dir, AT_FDCWD, path);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	while ((err = sys_dir_next(pmu, &dir, &name, &type)) > 0) {
+		if (name[0] < '0' || name[0] > '9')
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			grown = realloc(list, cap * sizeof(*list));
 			if (!grown) {
-				free(list);
-				closedir(dir);
-				return -ENOMEM;
+				err = -ENOMEM;
+				break;
 			}
 			list = grown;
 		}
-		list[n++] = (pid_t)atoi(d->d_name);
+		list[n++] = (pid_t)atoi(name);
 	}
-	closedir(dir);
+	sys_dir_close(pmu, &dir);
+	/* (A process that exited meanwhile reads as ENOENT.) */
+	if (err < 0 && err != -ENOENT) {
+		free(list);
+		return err;
+	}
 	if (!n) {
 		/* A process whose threads have all exited. */
 		free(list);
@@ -63,22 +78,19 @@ int process_threads(pid_t tgid, pid_t **tids)
 	return (int)n;
 }
 
-int process_stat(pid_t pid, char *comm, uint64_t *start_ticks)
+int process_read_stat(struct shpmu *pmu, pid_t pid, char *comm,
+		      uint64_t *start_ticks)
 {
 	char path[64], stat[1024], *close_paren, *field;
-	FILE *f;
-	size_t n;
+	ssize_t n;
 
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/stat");
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	n = fread(stat, 1, sizeof(stat) - 1, f);
-	fclose(f);
-	stat[n] = '\0';
+	n = sys_read_file(pmu, path, stat, sizeof(stat));
+	if (n < 0)
+		return n == -ENOENT || n == -ESRCH ? -ESRCH : (int)n;
 	field = strchr(stat, '(');
 	close_paren = strrchr(stat, ')');
 	if (!field || !close_paren || close_paren < field)
@@ -95,4 +107,9 @@ int process_stat(pid_t pid, char *comm, uint64_t *start_ticks)
 		return -ESRCH;
 	*start_ticks = strtoull(field + 1, NULL, 10);
 	return 0;
+}
+
+int process_stat(pid_t pid, char *comm, uint64_t *start_ticks)
+{
+	return process_read_stat(NULL, pid, comm, start_ticks);
 }

@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sys/sys.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* include/uapi/linux/pidfd.h, Linux 6.9 */
@@ -52,35 +55,42 @@ pid_t task_self(void)
 {
 	if (!self.tid) {
 		pthread_once(&atfork_once, register_atfork);
-		self.tid = (pid_t)syscall(SYS_gettid);
+		self.tid = gettid();
 	}
 	return self.tid;
 }
 
-/* pidfd_open, fstat and close of a pidfd are not perf calls, so they skip
- * the syscall layer. */
-static int64_t lookup(pid_t tid)
+/* *told: whether the answer stands (not a failure that may pass). */
+static int64_t lookup(struct shpmu *pmu, pid_t tid, bool *told)
 {
 	struct stat st;
 	int64_t ino = 0;
 	int fd;
 
-	fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (fd < 0)
-		return errno == ESRCH ? -ESRCH : 0;
-	if (fstat(fd, &st) == 0)
+	fd = sys_pidfd_open(pmu, tid, PIDFD_THREAD);
+	if (fd < 0) {
+		/* EINVAL: a kernel without PIDFD_THREAD, which never can. */
+		*told = fd == -ESRCH || fd == -EINVAL;
+		return fd == -ESRCH ? -ESRCH : 0;
+	}
+	*told = sys_fstat(pmu, fd, &st) == 0;
+	if (*told)
 		ino = (int64_t)st.st_ino;
-	close(fd);
+	sys_close(pmu, fd);
 	return ino;
 }
 
-int64_t task_identity(pid_t tid)
+int64_t task_identity(struct shpmu *pmu, pid_t tid)
 {
+	bool told;
+
 	if (tid != task_self())
-		return lookup(tid);
+		return lookup(pmu, tid, &told);
+	/* Kept once told: a lookup that failed is asked again. */
 	if (self.ino_tid != tid) {
-		self.ino = lookup(tid);
-		self.ino_tid = tid;
+		self.ino = lookup(pmu, tid, &told);
+		if (told)
+			self.ino_tid = tid;
 	}
 	return self.ino;
 }

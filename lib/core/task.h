@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct shpmu;
+
 /* The calling thread's tid, without a syscall after the first call. */
 pid_t task_self(void);
 
@@ -36,6 +38,6 @@ uint64_t task_process_token(void);
 
 /* The identity of thread tid now: its pidfs inode, 0 where the kernel
  * cannot tell (then nothing is compared), or -ESRCH if it is gone. */
-int64_t task_identity(pid_t tid);
+int64_t task_identity(struct shpmu *pmu, pid_t tid);
 
 #endif

@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
+#include <linux/bpf.h>
 
 #include "bpf/counted.h"
 #include "core/env.h"
@@ -25,6 +23,7 @@
 #include "host/host_lock.h"
 #include "host/host_private.h"
 #include "host/host_step.h"
+#include "sys/sys.h"
 
 uint32_t shpmu__host_layout;
 #ifndef CAP_PERFMON
@@ -45,8 +44,10 @@ static int check_privileges(struct shpmu *pmu)
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2] = {{0}};
 
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
+	int err = sys_capget(pmu, &hdr, data);
+
+	if (err)
+		return err;
 	if (has_cap(data, CAP_SYS_ADMIN) ||
 	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
 		return 0;
@@ -87,14 +88,21 @@ int host_open_locked(struct shpmu *pmu, struct host *h, bool member, int op)
 					     h->lock_timeout_ms, h->path);
 		if (err && (err != -ENOENT || !member))
 			return err;
-		if (!err &&
-		    host_dirs_still_at(h->layout_fd, h->domain, h->dir_fd) &&
-		    host_dirs_still_at(h->bpffs_fd, h->layout_name,
-				       h->layout_fd))
-			return 0;
+		if (!err) {
+			err = host_dirs_still_at(pmu, h->layout_fd, h->domain,
+						 h->dir_fd);
+			if (err == 1)
+				err = host_dirs_still_at(pmu, h->bpffs_fd,
+							 h->layout_name,
+							 h->layout_fd);
+			if (err == 1)
+				return 0;
+		}
 		host_lock_drop(&h->lock);
-		close_fd(&h->dir_fd);
-		close_fd(&h->layout_fd);
+		close_fd(pmu, &h->dir_fd);
+		close_fd(pmu, &h->layout_fd);
+		if (err < 0 && err != -ENOENT)
+			return err;
 		/* Removed while we waited: one of that name now would be
 		 * another domain, not the one asked for. */
 		if (!member)
@@ -109,19 +117,39 @@ int host_open_locked(struct shpmu *pmu, struct host *h, bool member, int op)
 static int open_pins(struct shpmu *pmu, struct host *h, bool ipi_hook,
 		     struct counted *c)
 {
-	int err;
+	int err = pins_complete(h);
 
-	if (!pins_complete(h)) {
-		pins_remove(h); /* what a maker that died left */
-		err = pins_create(pmu, h, ipi_hook);
+	if (err < 0)
+		return err;
+	if (!err) {
+		/* A maker that died left it, and no member can have joined
+		 * since; a live member means the books' pin went (or could
+		 * not be seen): its domain is not ours to wipe out. */
+		if (users_live_on_disk(h)) {
+			pr_err(pmu,
+			       "host domain %s: its books are not pinned, yet "
+			       "a "
+			       "live process is a member: refused (shpmu-host "
+			       "remove takes it away once its members are "
+			       "gone)",
+			       h->path);
+			return -EPROTO;
+		}
+		/* What a maker that died left: what cannot go would stay in
+		 * the way of our pins. */
+		err = pins_remove(h);
+		if (!err)
+			err = pins_create(pmu, h, ipi_hook);
 		if (err)
 			return err;
+		h->made = true;
 		pr_info(pmu, "host domain %s: made", h->path);
 	}
 	return pins_open(pmu, h, c);
 }
 
-struct host *host_alloc(const char *bpffs_dir, const char *domain)
+struct host *host_alloc(struct shpmu *pmu, const char *bpffs_dir,
+			const char *domain)
 {
 	struct host *h = calloc(1, sizeof(*h));
 	size_t len;
@@ -146,6 +174,7 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain)
 		free(h);
 		return NULL;
 	}
+	h->pmu = pmu;
 	h->bpffs_fd = h->layout_fd = h->dir_fd = -1;
 	h->refs_fd = -1;
 	h->users.fd = -1;
@@ -157,10 +186,10 @@ struct host *host_alloc(const char *bpffs_dir, const char *domain)
 	return h;
 }
 
-void close_fd(int *fd)
+void close_fd(struct shpmu *pmu, int *fd)
 {
 	if (*fd >= 0)
-		close(*fd);
+		sys_close(pmu, *fd);
 	*fd = -1;
 }
 
@@ -171,15 +200,15 @@ void host_release(struct host *h, struct counted *c)
 		c->books = NULL;
 	}
 	if (h->books)
-		munmap(h->books, h->books_len);
-	close_fd(&h->refs_fd);
+		sys_munmap(h->pmu, h->books, h->books_len);
+	close_fd(h->pmu, &h->refs_fd);
 	/* (Closing it gives back our byte of users/, if still held.) */
 	host_lock_close(&h->users);
 	/* (In a forked child the lock's fd is closed already: host_lock.h.) */
 	host_lock_drop(&h->lock);
-	close_fd(&h->dir_fd);
-	close_fd(&h->layout_fd);
-	close_fd(&h->bpffs_fd);
+	close_fd(h->pmu, &h->dir_fd);
+	close_fd(h->pmu, &h->layout_fd);
+	close_fd(h->pmu, &h->bpffs_fd);
 	host_quota_fini(&h->quota);
 	free(h->layout_path);
 	free(h->path);
@@ -189,10 +218,10 @@ void host_release(struct host *h, struct counted *c)
 void host_remove_domain(struct host *h)
 {
 	pins_remove(h);
-	unlinkat(h->dir_fd, "users", AT_REMOVEDIR);
-	unlinkat(h->layout_fd, h->domain, AT_REMOVEDIR);
+	sys_unlinkat(h->pmu, h->dir_fd, "users", AT_REMOVEDIR);
+	sys_unlinkat(h->pmu, h->layout_fd, h->domain, AT_REMOVEDIR);
 	/* The layout directory too, unless another domain is in it. */
-	unlinkat(h->bpffs_fd, h->layout_name, AT_REMOVEDIR);
+	sys_unlinkat(h->pmu, h->bpffs_fd, h->layout_name, AT_REMOVEDIR);
 }
 
 int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
@@ -212,7 +241,7 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	err = check_privileges(pmu);
 	if (err)
 		return err;
-	h = host_alloc(bpffs_dir, domain);
+	h = host_alloc(pmu, bpffs_dir, domain);
 	if (!h)
 		return -ENOMEM;
 	if (env_of(pmu)->lock_timeout_ms)
@@ -225,14 +254,16 @@ int host_join(struct shpmu *pmu, const char *bpffs_dir, const char *domain,
 	if (!err)
 		err = host_quota_init(&h->quota, h->max_slots, HOST_MAX_REFS);
 	if (err) {
-		/* A domain we made and could not finish goes again. */
-		if (h->lock.fd >= 0 && !pins_complete(h))
+		/* A domain we made and could not finish goes again (its
+		 * program attached for nobody, were it complete). */
+		if (h->lock.fd >= 0 && (h->made || pins_complete(h) == 0))
 			host_remove_domain(h);
 		host_release(h, c);
 		return err;
 	}
-	if (mkdirat(h->dir_fd, "users", 0700) && errno != EEXIST)
-		err = -errno;
+	err = sys_mkdirat(pmu, h->dir_fd, "users", 0700);
+	if (err == -EEXIST)
+		err = 0;
 	/* (We hold the lock: host_begin checks the books and reclaims.) */
 	if (!err)
 		err = host_begin(pmu, h, c);
@@ -294,7 +325,14 @@ int host_begin(struct shpmu *pmu, struct host *h, struct counted *c)
 	 * dead users' refs that the next change must repair. */
 	was_dirty = h->books->dirty;
 	mark_dirty(h);
-	if (users_reap(pmu, h) || was_dirty)
+	err = users_reap(pmu, h);
+	if (err < 0) {
+		h->books->dirty = was_dirty; /* nothing changed */
+		if (!h->joining)
+			host_lock_drop(&h->lock);
+		return err;
+	}
+	if (err || was_dirty)
 		host_fsck(pmu, h, c);
 	mark_dirty(h); /* (a repair that finished cleared it) */
 	host_step();
@@ -324,14 +362,16 @@ int host_ref(struct shpmu *pmu, struct host *h, uint32_t e, uint32_t s,
 		if (err)
 			return err;
 	}
-	bpf_map_lookup_elem(h->refs_fd, &key, &refs);
+	/* None yet is 0; a lookup that failed otherwise says nothing of
+	 * the count, which must not be written over. */
+	err = sys_bpf_map_lookup(pmu, h->refs_fd, &key, &refs);
+	if (err && err != -ENOENT)
+		return err;
 	refs += (uint32_t)delta;
 	if (!refs)
-		err = bpf_map_delete_elem(h->refs_fd, &key) ? -errno : 0;
+		err = sys_bpf_map_delete(pmu, h->refs_fd, &key);
 	else
-		err = bpf_map_update_elem(h->refs_fd, &key, &refs, BPF_ANY)
-			      ? -errno
-			      : 0;
+		err = sys_bpf_map_update(pmu, h->refs_fd, &key, &refs, BPF_ANY);
 	if (!err)
 		host_quota_add(&h->quota, s, delta);
 	return err;

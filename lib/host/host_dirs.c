@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "sys/sys.h"
 
 #define SHARED_MODE 01777
 #define DOMAIN_MODE 0700
@@ -24,9 +25,10 @@
 static int check_shared(struct shpmu *pmu, int fd, const char *path)
 {
 	struct stat st;
+	int err = sys_fstat(pmu, fd, &st);
 
-	if (fstat(fd, &st))
-		return -errno;
+	if (err)
+		return err;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	if ((st.st_uid == 0 || st.st_uid == geteuid()) &&
@@ -48,45 +50,56 @@ static int open_below(struct shpmu *pmu, int parent_fd, const char *name,
 		      int flags, const char *path)
 {
 	struct stat st;
-	int fd = openat(parent_fd, name,
-			flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = sys_openat(pmu, parent_fd, name,
+			    flags | O_DIRECTORY | O_NOFOLLOW);
 
 	if (fd >= 0)
 		return fd;
-	if (errno == ENOTDIR &&
-	    !fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	if (fd == -ENOTDIR &&
+	    !sys_fstatat(pmu, parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) &&
 	    S_ISLNK(st.st_mode)) {
 		pr_err(pmu, "host scope: %s is a symlink: not followed", path);
 		return -ELOOP;
 	}
-	return -errno;
+	return fd;
 }
 
 /* mkdir with the mode given whatever the umask (chmod'ed only if ours:
  * another process may have made it first). */
-static int make_dir(int parent_fd, const char *name, mode_t mode)
+static int make_dir(struct shpmu *pmu, int parent_fd, const char *name,
+		    mode_t mode)
 {
 	struct stat st;
-	int fd;
+	int fd, err = sys_mkdirat(pmu, parent_fd, name, mode);
 
-	if (mkdirat(parent_fd, name, mode))
-		return errno == EEXIST ? 0 : -errno;
-	fd = openat(parent_fd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (err)
+		return err == -EEXIST ? 0 : err;
+	fd = sys_openat(pmu, parent_fd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd == -ENOENT)
 		return 0; /* gone again: the caller's open will tell */
-	if (!fstat(fd, &st) && st.st_uid == geteuid() &&
-	    (st.st_mode & 07777) != mode)
-		fchmod(fd, mode);
-	close(fd);
-	return 0;
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	err = sys_fstat(pmu, fd, &st);
+	if (!err && st.st_uid == geteuid() && (st.st_mode & 07777) != mode)
+		err = sys_fchmod(pmu, fd, mode);
+	sys_close(pmu, fd);
+out:
+	/* Not left with the umask's mode, which a later open refuses. */
+	if (err)
+		sys_unlinkat(pmu, parent_fd, name, AT_REMOVEDIR);
+	return err;
 }
 
-static bool on_bpffs(int fd)
+/* 1 on a BPF filesystem, 0 elsewhere, or -errno. */
+static int on_bpffs(struct shpmu *pmu, int fd)
 {
 	struct statfs st;
+	int err = sys_fstatfs(pmu, fd, &st);
 
-	return !fstatfs(fd, &st) && st.f_type == BPF_FS_MAGIC;
+	return err ? err : st.f_type == BPF_FS_MAGIC;
 }
 
 static int no_bpffs(struct shpmu *pmu, const char *dir)
@@ -110,9 +123,16 @@ static int step(struct shpmu *pmu, int *fd, const char *comp, bool make,
 	snprintf(walked + used, room - used, "%s%s",
 		 used && walked[used - 1] == '/' ? "" : "/", comp);
 	next = open_below(pmu, *fd, comp, O_PATH, walked);
-	if (next == -ENOENT && make && on_bpffs(*fd)) {
-		err = make_dir(*fd, comp, SHARED_MODE);
-		next = err ? err : open_below(pmu, *fd, comp, O_PATH, walked);
+	if (next == -ENOENT && make) {
+		int bpffs = on_bpffs(pmu, *fd);
+
+		if (bpffs < 0) {
+			next = bpffs;
+		} else if (bpffs) {
+			err = make_dir(pmu, *fd, comp, SHARED_MODE);
+			next = err ? err
+				   : open_below(pmu, *fd, comp, O_PATH, walked);
+		}
 	}
 	if (next < 0) {
 		if (next != -ENOENT && next != -ELOOP)
@@ -121,7 +141,7 @@ static int step(struct shpmu *pmu, int *fd, const char *comp, bool make,
 			       strerror(-next));
 		return next;
 	}
-	close(*fd);
+	sys_close(pmu, *fd);
 	*fd = next;
 	return check_shared(pmu, next, walked);
 }
@@ -140,9 +160,10 @@ int host_dirs_open_bpffs(struct shpmu *pmu, const char *bpffs_dir, bool create,
 	memcpy(buf, bpffs_dir, len + 1);
 	if (buf[0] == '/')
 		walked[0] = '/';
-	fd = open(buf[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = sys_openat(pmu, AT_FDCWD, buf[0] == '/' ? "/" : ".",
+			O_PATH | O_DIRECTORY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = check_shared(pmu, fd, buf[0] == '/' ? "/" : ".");
 	for (comp = strtok_r(buf, "/", &save); comp && !err;
 	     comp = strtok_r(NULL, "/", &save)) {
@@ -155,10 +176,14 @@ int host_dirs_open_bpffs(struct shpmu *pmu, const char *bpffs_dir, bool create,
 				   sizeof(walked));
 		}
 	}
-	if (err == -ENOENT || (!err && !on_bpffs(fd)))
+	if (!err) {
+		err = on_bpffs(pmu, fd);
+		err = err > 0 ? 0 : err ? err : -ENOENT;
+	}
+	if (err == -ENOENT)
 		err = no_bpffs(pmu, bpffs_dir);
 	if (err) {
-		close(fd);
+		sys_close(pmu, fd);
 		return err;
 	}
 	*out = fd;
@@ -170,7 +195,7 @@ int host_dirs_open_bpffs(struct shpmu *pmu, const char *bpffs_dir, bool create,
 static int make_and_open(struct shpmu *pmu, int parent_fd, const char *name,
 			 mode_t mode, bool create, int flags, const char *path)
 {
-	int err = create ? make_dir(parent_fd, name, mode) : 0;
+	int err = create ? make_dir(pmu, parent_fd, name, mode) : 0;
 	int fd = err ? err : open_below(pmu, parent_fd, name, flags, path);
 
 	if (fd < 0 && fd != -ENOENT && fd != -ELOOP)
@@ -190,7 +215,7 @@ int host_dirs_open_layout(struct shpmu *pmu, int bpffs_fd, const char *name,
 		return fd;
 	err = check_shared(pmu, fd, path);
 	if (err) {
-		close(fd);
+		sys_close(pmu, fd);
 		return err;
 	}
 	*out = fd;
@@ -208,8 +233,8 @@ int host_dirs_open_domain(struct shpmu *pmu, int layout_fd, const char *name,
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st)) {
-		err = -errno;
+	err = sys_fstat(pmu, fd, &st);
+	if (err) {
 	} else if (ours_only && st.st_uid != geteuid()) {
 		pr_err(pmu,
 		       "host domain %s belongs to uid %u: a domain is shared "
@@ -224,19 +249,24 @@ int host_dirs_open_domain(struct shpmu *pmu, int layout_fd, const char *name,
 		err = -EACCES;
 	}
 	if (err) {
-		close(fd);
+		sys_close(pmu, fd);
 		return err;
 	}
 	*out = fd;
 	return 0;
 }
 
-bool host_dirs_still_at(int parent_fd, const char *name, int fd)
+int host_dirs_still_at(struct shpmu *pmu, int parent_fd, const char *name,
+		       int fd)
 {
 	struct stat held, now;
+	int err = sys_fstat(pmu, fd, &held);
 
-	return !fstat(fd, &held) &&
-	       !fstatat(parent_fd, name, &now, AT_SYMLINK_NOFOLLOW) &&
-	       held.st_ino == now.st_ino && held.st_dev == now.st_dev &&
+	if (err)
+		return err;
+	err = sys_fstatat(pmu, parent_fd, name, &now, AT_SYMLINK_NOFOLLOW);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	return held.st_ino == now.st_ino && held.st_dev == now.st_dev &&
 	       held.st_nlink;
 }

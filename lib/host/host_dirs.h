@@ -47,7 +47,9 @@ int host_dirs_open_domain(struct shpmu *pmu, int layout_fd, const char *name,
 			  int *out);
 
 /* Whether fd is still the entry name under parent_fd (not removed or
- * replaced since it was opened). */
-bool host_dirs_still_at(int parent_fd, const char *name, int fd);
+ * replaced since it was opened): 1 or 0, or -errno when it cannot be
+ * told. */
+int host_dirs_still_at(struct shpmu *pmu, int parent_fd, const char *name,
+		       int fd);
 
 #endif

@@ -21,6 +21,7 @@
 #include "bpf/counted.h"
 #include "core/log.h"
 #include "host/host_private.h"
+#include "sys/sys.h"
 
 _Static_assert(MAX_EVENTS <= 32, "events as bits of a uint32_t");
 
@@ -127,9 +128,9 @@ static int recount_refs(struct host *h, struct recount *r)
 	uint32_t refs;
 	int err = 0;
 
-	while (!bpf_map_get_next_key(h->refs_fd, prev, &key)) {
+	while (!sys_bpf_map_next_key(h->pmu, h->refs_fd, prev, &key)) {
 		prev = &key;
-		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
+		if (sys_bpf_map_lookup(h->pmu, h->refs_fd, &key, &refs))
 			continue;
 		if (fsck_count_ref(r, ids, nids, &key, refs))
 			continue;
@@ -148,7 +149,7 @@ static int recount_refs(struct host *h, struct recount *r)
 	}
 	/* Deleted after the walk: a walk from a deleted key starts over. */
 	for (size_t i = 0; i < ndoomed; i++)
-		bpf_map_delete_elem(h->refs_fd, &doomed[i]);
+		sys_bpf_map_delete(h->pmu, h->refs_fd, &doomed[i]);
 	free(doomed);
 	return err;
 }
@@ -192,11 +193,11 @@ static void fix_slot_map(struct counted *c)
 	int fd = c->prog.slots_fd;
 	uint64_t id, last, *prev = NULL;
 
-	while (!bpf_map_get_next_key(fd, prev, &id)) {
-		if (!bpf_map_lookup_elem(fd, &id, &s) &&
+	while (!sys_bpf_map_next_key(c->prog.pmu, fd, prev, &id)) {
+		if (!sys_bpf_map_lookup(c->prog.pmu, fd, &id, &s) &&
 		    !fsck_slot_entry_stays(b, used, id, s)) {
 			/* The walk goes on after the key before it. */
-			bpf_map_delete_elem(fd, &id);
+			sys_bpf_map_delete(c->prog.pmu, fd, &id);
 			continue;
 		}
 		last = id;
@@ -204,7 +205,8 @@ static void fix_slot_map(struct counted *c)
 	}
 	for (s = 0; s < used; s++)
 		if (b->slots[s].id)
-			bpf_map_update_elem(fd, &b->slots[s].id, &s, BPF_ANY);
+			sys_bpf_map_update(c->prog.pmu, fd, &b->slots[s].id, &s,
+					   BPF_ANY);
 }
 
 static int fix_slots(struct counted *c, const struct recount *r)
@@ -255,17 +257,21 @@ static int fix_links(struct counted *c)
 
 	if (!want)
 		return -ENOMEM;
-	more = !bpf_map_get_next_key(c->prog.links_fd, NULL, &next);
+	more = !sys_bpf_map_next_key(c->prog.pmu, c->prog.links_fd, NULL,
+				     &next);
 	while (more) {
 		key = next;
-		more = !bpf_map_get_next_key(c->prog.links_fd, &key, &next);
-		if (bpf_map_lookup_elem(c->prog.links_fd, &key, &link))
+		more = !sys_bpf_map_next_key(c->prog.pmu, c->prog.links_fd,
+					     &key, &next);
+		if (sys_bpf_map_lookup(c->prog.pmu, c->prog.links_fd, &key,
+				       &link))
 			continue;
 		if (!fsck_link(c->books, &link)) {
-			bpf_map_delete_elem(c->prog.links_fd, &key);
+			sys_bpf_map_delete(c->prog.pmu, c->prog.links_fd, &key);
 			continue;
 		}
-		bpf_map_update_elem(c->prog.links_fd, &key, &link, BPF_EXIST);
+		sys_bpf_map_update(c->prog.pmu, c->prog.links_fd, &key, &link,
+				   BPF_EXIST);
 		want[(uint32_t)key & (TASK_FILTER_SIZE - 1)]++;
 	}
 	for (uint32_t i = 0; i < TASK_FILTER_SIZE; i++)

@@ -10,8 +10,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-
 #include "bpf/counted.h"
 #include "core/env.h"
 #include "core/log.h"
@@ -24,10 +22,11 @@
 int host_list_domains(const char *bpffs_dir,
 		      int (*cb)(const char *domain, void *arg), void *arg)
 {
-	struct host *h = host_alloc(bpffs_dir, "-");
-	struct dirent *d;
-	DIR *dir = NULL;
-	int ret, fd;
+	struct host *h = host_alloc(NULL, bpffs_dir, "-");
+	struct sys_dir dir = {.fd = -1};
+	unsigned char type;
+	const char *name;
+	int ret;
 
 	if (!h)
 		return -ENOMEM;
@@ -36,21 +35,13 @@ int host_list_domains(const char *bpffs_dir,
 		ret = host_dirs_open_layout(NULL, h->bpffs_fd, h->layout_name,
 					    h->layout_path, false,
 					    &h->layout_fd);
-	if (!ret) {
-		fd = openat(h->layout_fd, ".",
-			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		dir = fd < 0 ? NULL : fdopendir(fd);
-		if (!dir) {
-			ret = -errno;
-			if (fd >= 0)
-				close(fd);
-		}
-	}
-	while (!ret && (d = readdir(dir)))
-		if (d->d_type == DT_DIR && host_domain_name_ok(d->d_name))
-			ret = cb(d->d_name, arg);
-	if (dir)
-		closedir(dir);
+	if (!ret)
+		ret = sys_dir_open(NULL, &dir, h->layout_fd, ".");
+	while (!ret && (ret = sys_dir_next(NULL, &dir, &name, &type)) > 0)
+		ret = type == DT_DIR && host_domain_name_ok(name)
+			      ? cb(name, arg)
+			      : 0;
+	sys_dir_close(NULL, &dir);
 	host_release(h, NULL);
 	return ret == -ENOENT ? 0 : ret;
 }
@@ -65,7 +56,7 @@ static int lock_domain(struct shpmu *log_to, const char *bpffs_dir,
 
 	if (!host_domain_name_ok(domain))
 		return -EINVAL;
-	h = host_alloc(bpffs_dir, domain);
+	h = host_alloc(log_to, bpffs_dir, domain);
 	if (!h)
 		return -ENOMEM;
 	h->joining = false;
@@ -86,10 +77,10 @@ static int lock_domain(struct shpmu *log_to, const char *bpffs_dir,
 static int open_books(struct shpmu *log_to, struct host *h)
 {
 	const char *field;
-	int err;
+	int err = pins_complete(h);
 
-	if (!pins_complete(h))
-		return 0;
+	if (err <= 0)
+		return err; /* incomplete (0), or it cannot be told */
 	err = pins_open_books(log_to, h);
 	if (!err)
 		err = pins_check_program(log_to, h);
@@ -109,9 +100,9 @@ static void count_refs(const struct host *h, struct host_view *v)
 	struct host_ref_key key, *prev = NULL;
 	uint32_t refs;
 
-	while (!bpf_map_get_next_key(h->refs_fd, prev, &key)) {
+	while (!sys_bpf_map_next_key(h->pmu, h->refs_fd, prev, &key)) {
 		prev = &key;
-		if (bpf_map_lookup_elem(h->refs_fd, &key, &refs))
+		if (sys_bpf_map_lookup(h->pmu, h->refs_fd, &key, &refs))
 			continue;
 		for (uint32_t i = 0; i < v->nusers; i++)
 			if (v->users[i].id == key.user)
@@ -161,7 +152,7 @@ int host_view_read(const char *bpffs_dir, const char *domain, host_log_fn log,
 		   struct host_view *v)
 {
 	/* A context that is only its log, as pr_err takes. */
-	struct shpmu_env env = {.log = log};
+	struct shpmu_env env = {.sys = &shpmu_sys_kernel, .log = log};
 	struct shpmu *log_to = (struct shpmu *)&env;
 	struct host *h;
 	int err;
@@ -188,7 +179,7 @@ void host_view_free(struct host_view *v)
 
 int host_remove(const char *bpffs_dir, const char *domain, host_log_fn log)
 {
-	struct shpmu_env env = {.log = log};
+	struct shpmu_env env = {.sys = &shpmu_sys_kernel, .log = log};
 	struct shpmu *log_to = (struct shpmu *)&env;
 	struct host *h;
 	int err;
@@ -229,13 +220,15 @@ int host_repair(const char *bpffs_dir, const char *domain, host_log_fn log)
 	err = lock_domain(log_to, bpffs_dir, domain, LOCK_EX, &h);
 	if (err)
 		return err;
-	if (!pins_complete(h)) {
-		pr_err(log_to,
-		       "host domain %s is incomplete (its maker died early): "
-		       "shpmu-host remove takes it away",
-		       h->path);
+	err = pins_complete(h);
+	if (err <= 0) {
+		if (!err)
+			pr_err(log_to,
+			       "host domain %s is incomplete (its maker died "
+			       "early): shpmu-host remove takes it away",
+			       h->path);
 		host_release(h, NULL);
-		return -EPROTO;
+		return err ? err : -EPROTO;
 	}
 	/* Every pin checked, as a joiner checks them. */
 	err = pins_open(log_to, h, &c);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "sys/sys.h"
 
 unsigned int shpmu__host_lock_timeout_ms;
 
@@ -37,7 +39,7 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	for (struct host_lock *l = held; l; l = l->next) {
-		close(l->fd);
+		sys_close(l->pmu, l->fd);
 		l->fd = -1;
 	}
 	held = NULL;
@@ -83,36 +85,41 @@ static uint64_t now_ms(void)
 }
 
 /* Who holds a flock on fd's file, from /proc/locks: "pid N (comm)". */
-static void name_holder(int fd, char *buf, size_t len)
+static void name_holder(struct shpmu *pmu, int fd, char *buf, size_t len)
 {
 	char line[256], comm[64] = "gone: a child it forked without "
 				   "O_CLOEXEC may hold a copy";
 	unsigned int maj, min;
 	unsigned long long ino;
+	struct sys_lines *f;
 	struct stat st;
 	int pid = 0;
-	FILE *f;
+	ssize_t n;
 
 	snprintf(buf, len, "a process this one cannot see");
-	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+	f = malloc(sizeof(*f));
+	if (!f)
 		return;
-	while (!pid && fgets(line, sizeof(line), f))
+	if (sys_fstat(pmu, fd, &st) || sys_lines_open(pmu, f, "/proc/locks")) {
+		free(f);
+		return;
+	}
+	while (!pid && sys_lines_next(pmu, f, line, sizeof(line)) > 0)
 		if (!strstr(line, "->") &&
 		    sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%llu", &pid, &maj,
 			   &min, &ino) == 4 &&
 		    !(ino == st.st_ino && maj == major(st.st_dev) &&
 		      min == minor(st.st_dev)))
 			pid = 0;
-	fclose(f);
+	sys_lines_close(pmu, f);
+	free(f);
 	if (pid <= 0)
 		return;
 	snprintf(line, sizeof(line), "/proc/%d/comm", pid);
-	f = fopen(line, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
+	n = sys_read_file(pmu, line, line, sizeof(line));
+	if (n > 0)
+		snprintf(comm, sizeof(comm), "%.*s", (int)strcspn(line, "\n"),
+			 line);
 	snprintf(buf, len, "pid %d (%s)", pid, comm);
 }
 
@@ -125,28 +132,31 @@ int host_lock_take(struct shpmu *pmu, struct host_lock *l, int dir_fd, int op,
 	int fd;
 
 	pthread_once(&atfork_once, register_atfork);
-	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = sys_openat(pmu, dir_fd, ".", O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* Known to a fork from now on, before it is locked: a child forked
 	 * while we wait must not keep a copy that becomes the holder. */
 	l->fd = fd;
+	l->pmu = pmu;
 	remember(l);
 	/* Polled: flock() itself has no timeout, and a signal to end it
 	 * would be the whole process's. Short pauses, so that a long waiter
 	 * is not always beaten by newcomers. */
-	while (flock(fd, op | LOCK_NB)) {
+	for (;;) {
 		struct timespec pause = {0, pause_ns};
-		int err = -errno;
+		int err = sys_flock(pmu, fd, op | LOCK_NB);
 
-		if (err == -EWOULDBLOCK || err == -EINTR) {
+		if (!err)
+			break;
+		if (err == -EWOULDBLOCK) {
 			if (now_ms() < deadline) {
 				nanosleep(&pause, NULL);
 				if (pause_ns < 1000000)
 					pause_ns *= 2;
 				continue;
 			}
-			name_holder(fd, holder, sizeof(holder));
+			name_holder(pmu, fd, holder, sizeof(holder));
 			pr_err(pmu,
 			       "host domain %s: its lock is held by %s: gave "
 			       "up after %u ms (opts.lock_timeout_ms)",
@@ -154,7 +164,7 @@ int host_lock_take(struct shpmu *pmu, struct host_lock *l, int dir_fd, int op,
 			err = -ETIMEDOUT;
 		}
 		forget(l);
-		close(fd);
+		sys_close(pmu, fd);
 		l->fd = -1;
 		return err;
 	}
@@ -167,16 +177,17 @@ void host_lock_drop(struct host_lock *l)
 	if (l->fd < 0)
 		return;
 	forget(l);
-	flock(l->fd, LOCK_UN);
-	close(l->fd);
+	sys_flock(l->pmu, l->fd, LOCK_UN);
+	sys_close(l->pmu, l->fd);
 	l->fd = -1;
 	log_release();
 }
 
-void host_lock_keep_from_forks(struct host_lock *l, int fd)
+void host_lock_keep_from_forks(struct shpmu *pmu, struct host_lock *l, int fd)
 {
 	pthread_once(&atfork_once, register_atfork);
 	l->fd = fd;
+	l->pmu = pmu;
 	remember(l);
 }
 
@@ -185,6 +196,6 @@ void host_lock_close(struct host_lock *l)
 	if (l->fd < 0)
 		return;
 	forget(l);
-	close(l->fd);
+	sys_close(l->pmu, l->fd);
 	l->fd = -1;
 }

@@ -15,7 +15,8 @@
 struct shpmu;
 
 struct host_lock {
-	int fd; /* -1 while not held */
+	int fd;		   /* -1 while not held */
+	struct shpmu *pmu; /* whose syscall layer: the taker's */
 	struct host_lock *prev, *next;
 };
 
@@ -35,7 +36,7 @@ void host_lock_drop(struct host_lock *l);
 
 /* Keeps fd in l, to be closed by a forked child as a held lock's is (an
  * fd whose open file description holds locks of its own). */
-void host_lock_keep_from_forks(struct host_lock *l, int fd);
+void host_lock_keep_from_forks(struct shpmu *pmu, struct host_lock *l, int fd);
 /* Closes what host_lock_keep_from_forks kept (nothing if l->fd < 0). */
 void host_lock_close(struct host_lock *l);
 

@@ -15,14 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/counted.h"
+#include "core/cpus.h"
 #include "switch_counter.skel.h"
 #include "core/log.h"
 #include "host/host_layout.h"
 #include "host/pin_check.h"
+#include "sys/sys.h"
 
 /* In counter_prog_adopt's order, then the books and refs. */
 static const char *const map_names[] = {
@@ -50,9 +51,9 @@ static int pin(struct shpmu *pmu, const struct host *h, int fd,
 	/* Through the directory we hold, not its path, which another
 	 * process could have made lead elsewhere by now. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", h->dir_fd, name);
-	if (!bpf_obj_pin(fd, path))
+	err = sys_bpf_obj_pin(pmu, fd, path);
+	if (!err)
 		return 0;
-	err = -errno;
 	pr_err(pmu, "host scope: cannot pin %s/%s: %s%s", h->path, name,
 	       strerror(-err),
 	       err == -ENOENT ? " (pinned through /proc/self/fd: is /proc "
@@ -104,13 +105,11 @@ static struct map_shape refs_shape(void)
 				  .flags = BPF_F_NO_PREALLOC};
 }
 
-static int make_map(const char *name, struct map_shape shape)
+static int make_map(struct shpmu *pmu, const char *name, struct map_shape shape)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = shape.flags);
-
-	return bpf_map_create((enum bpf_map_type)shape.type, name,
-			      shape.key_size, shape.value_size,
-			      shape.max_entries, &opts);
+	return sys_bpf_map_create(pmu, shape.type, name, shape.key_size,
+				  shape.value_size, shape.max_entries,
+				  shape.flags);
 }
 
 /* The books and refs maps, the books set up, pinned books last. */
@@ -118,32 +117,33 @@ static int pin_books(struct shpmu *pmu, const struct host *h, uint32_t nr_cpus,
 		     uint32_t max_slots)
 {
 	uint64_t size = books_size(max_slots);
-	int books = make_map("shpmu_books", books_shape((uint32_t)size));
-	int refs = make_map("shpmu_refs", refs_shape()), err;
-	struct books *b = MAP_FAILED;
+	int books = make_map(pmu, "shpmu_books", books_shape((uint32_t)size));
+	int refs = make_map(pmu, "shpmu_refs", refs_shape()), err;
+	void *map = NULL;
+	struct books *b;
 
 	if (books < 0 || refs < 0) {
-		err = -errno;
+		err = books < 0 ? books : refs;
 		pr_err(pmu, "host scope: cannot make the books' maps: %s",
 		       strerror(-err));
 		goto out;
 	}
-	b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, books, 0);
-	if (b == MAP_FAILED) {
-		err = -errno;
+	err = sys_mmap(pmu, size, PROT_READ | PROT_WRITE, MAP_SHARED, books, 0,
+		       &map);
+	if (err)
 		goto out;
-	}
+	b = map;
 	books_init(b, nr_cpus, max_slots);
 	err = pin(pmu, h, refs, REFS_PIN);
 	if (!err)
 		err = pin(pmu, h, books, BOOKS_PIN);
 out:
-	if (b != MAP_FAILED)
-		munmap(b, size);
+	if (map)
+		sys_munmap(pmu, map, size);
 	if (books >= 0)
-		close(books);
+		sys_close(pmu, books);
 	if (refs >= 0)
-		close(refs);
+		sys_close(pmu, refs);
 	return err;
 }
 
@@ -173,10 +173,9 @@ int pins_create(struct shpmu *pmu, struct host *h, bool ipi_hook)
 static int domain_owner(struct shpmu *pmu, const struct host *h, uid_t *uid)
 {
 	struct stat st;
+	int err = sys_fstat(pmu, h->dir_fd, &st);
 
-	if (fstat(h->dir_fd, &st)) {
-		int err = -errno;
-
+	if (err) {
 		pr_err(pmu, "host scope: %s: %s", h->path, strerror(-err));
 		return err;
 	}
@@ -194,7 +193,7 @@ static int get_map(struct shpmu *pmu, const struct host *h, uid_t owner,
 		return fd;
 	err = pin_check_map(pmu, h->path, name, fd, want);
 	if (err) {
-		close(fd);
+		sys_close(pmu, fd);
 		return err;
 	}
 	return fd;
@@ -206,20 +205,28 @@ static int map_books(struct shpmu *pmu, struct host *h, int fd)
 {
 	struct bpf_map_info info;
 	uint32_t len = sizeof(info);
+	void *map;
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	if (err)
+		return err;
 	h->books_len = info.value_size;
-	h->books = mmap(NULL, h->books_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0);
-	if (h->books == MAP_FAILED) {
-		h->books = NULL;
-		return -errno;
-	}
+	err = sys_mmap(pmu, h->books_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0, &map);
+	if (err)
+		return err;
+	h->books = map;
 	/* Each field read once: a second read could differ. */
 	h->max_slots = books_capacity(h->books_len);
-	h->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
+	err = cpus_possible_count(pmu);
+	if (err < 0) {
+		sys_munmap(pmu, h->books, h->books_len);
+		h->books = NULL;
+		return err;
+	}
+	h->nr_cpus = (uint32_t)err;
 	if (h->books_len < sizeof(struct books) ||
 	    h->books->magic != BOOKS_MAGIC ||
 	    h->books->layout != host_layout() ||
@@ -231,7 +238,7 @@ static int map_books(struct shpmu *pmu, struct host *h, int fd)
 		       "this build's (%u): remove the domain (shpmu-host "
 		       "remove) once no process of the other build uses it",
 		       h->path, host_layout());
-		munmap(h->books, h->books_len);
+		sys_munmap(pmu, h->books, h->books_len);
 		h->books = NULL;
 		return -EPROTO;
 	}
@@ -251,11 +258,13 @@ static int get_books(struct shpmu *pmu, const struct host *h, uid_t owner)
 		return fd;
 	memset(&info, 0, sizeof(info));
 	/* Any value size here: the header, once mapped, says which. */
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	if (!err)
 		want.value_size = info.value_size;
-	err = pin_check_map(pmu, h->path, BOOKS_PIN, fd, &want);
+	if (!err || err == -EINVAL)
+		err = pin_check_map(pmu, h->path, BOOKS_PIN, fd, &want);
 	if (err) {
-		close(fd);
+		sys_close(pmu, fd);
 		return err;
 	}
 	return fd;
@@ -275,9 +284,9 @@ int pins_open_books(struct shpmu *pmu, struct host *h)
 		return books;
 	h->refs_fd = get_map(pmu, h, owner, REFS_PIN, &refs);
 	err = h->refs_fd < 0 ? h->refs_fd : map_books(pmu, h, books);
-	close(books);
+	sys_close(pmu, books);
 	if (err && h->refs_fd >= 0) {
-		close(h->refs_fd);
+		sys_close(pmu, h->refs_fd);
 		h->refs_fd = -1;
 	}
 	return err;
@@ -298,7 +307,7 @@ static int check_links(struct shpmu *pmu, const struct host *h, uid_t owner,
 		err = pin_check_link(pmu, h->path, link_names[i], fd,
 				     BPF_LINK_TYPE_RAW_TRACEPOINT,
 				     i == 0 ? prog_fd : -1);
-		close(fd);
+		sys_close(pmu, fd);
 	}
 	return err;
 }
@@ -338,10 +347,10 @@ static int get_program(struct shpmu *pmu, const struct host *h,
 	if (!err)
 		return 0;
 	if (fds[PROG_FD] >= 0)
-		close(fds[PROG_FD]);
+		sys_close(pmu, fds[PROG_FD]);
 fail:
 	while (--n > 0)
-		close(fds[n]);
+		sys_close(pmu, fds[n]);
 	return err;
 }
 
@@ -350,7 +359,7 @@ int pins_check_program(struct shpmu *pmu, const struct host *h)
 	int fds[N_PROG_FDS], err = get_program(pmu, h, fds);
 
 	for (size_t n = 0; !err && n < N_PROG_FDS; n++)
-		close(fds[n]);
+		sys_close(pmu, fds[n]);
 	return err;
 }
 
@@ -370,30 +379,45 @@ int pins_open(struct shpmu *pmu, struct host *h, struct counted *c)
 		c->books = h->books;
 		return 0;
 	}
-	close(h->refs_fd);
+	sys_close(pmu, h->refs_fd);
 	h->refs_fd = -1;
-	munmap(h->books, h->books_len);
+	sys_munmap(pmu, h->books, h->books_len);
 	h->books = NULL;
 	return err;
 }
 
-bool pins_complete(const struct host *h)
+int pins_complete(const struct host *h)
 {
 	struct stat st;
+	int err = sys_fstatat(h->pmu, h->dir_fd, BOOKS_PIN, &st,
+			      AT_SYMLINK_NOFOLLOW);
 
 	/* Only a books pin that is not there makes a domain incomplete (to
 	 * be made again): anything else at that name, pin_get names. */
-	return !fstatat(h->dir_fd, BOOKS_PIN, &st, AT_SYMLINK_NOFOLLOW) ||
-	       errno != ENOENT;
+	if (err == -ENOENT)
+		return 0;
+	return err ? err : 1;
 }
 
-void pins_remove(struct host *h)
+/* Every pin is tried; the first failure but ENOENT is kept. */
+static void unpin(const struct host *h, const char *name, int *first)
 {
+	int err = sys_unlinkat(h->pmu, h->dir_fd, name, 0);
+
+	if (err && err != -ENOENT && !*first)
+		*first = err;
+}
+
+int pins_remove(struct host *h)
+{
+	int err = 0;
+
 	/* The books first: from then on the domain is not complete. */
-	unlinkat(h->dir_fd, BOOKS_PIN, 0);
-	unlinkat(h->dir_fd, REFS_PIN, 0);
+	unpin(h, BOOKS_PIN, &err);
+	unpin(h, REFS_PIN, &err);
 	for (size_t i = 0; i < N_LINKS; i++)
-		unlinkat(h->dir_fd, link_names[i], 0);
+		unpin(h, link_names[i], &err);
 	for (size_t i = 0; i < N_PROG_FDS; i++)
-		unlinkat(h->dir_fd, map_names[i], 0);
+		unpin(h, map_names[i], &err);
+	return err;
 }

@@ -19,6 +19,7 @@ struct shpmu;
 struct counted;
 
 struct host {
+	struct shpmu *pmu;    /* whose syscall layer (NULL: the kernel's) */
 	char *path;	      /* the domain directory, for messages */
 	const char *domain;   /* its last component (in path) */
 	char layout_name[24]; /* layout-N */
@@ -29,6 +30,7 @@ struct host {
 	struct host_lock lock; /* the domain's: held for changes */
 	unsigned int lock_timeout_ms;
 	bool joining; /* the lock is held from the start to the end */
+	bool made;    /* this join made the domain's pins */
 	int refs_fd;  /* map_refs */
 	struct books *books;
 	size_t books_len;
@@ -41,8 +43,10 @@ struct host {
 	struct host_quota quota; /* what this member holds, and may */
 };
 
-/* host.c. A domain's host for bpffs_dir and domain, holding nothing yet. */
-struct host *host_alloc(const char *bpffs_dir, const char *domain);
+/* host.c. A domain's host for bpffs_dir and domain, holding nothing yet;
+ * its calls go through pmu's syscall layer. */
+struct host *host_alloc(struct shpmu *pmu, const char *bpffs_dir,
+			const char *domain);
 /* Lets go of everything this process holds of the domain (c: its
  * program, or NULL), the lock first. */
 void host_release(struct host *h, struct counted *c);
@@ -53,7 +57,7 @@ void host_release(struct host *h, struct counted *c);
  * -ENOENT then. 0 or -errno with a message. */
 int host_open_locked(struct shpmu *pmu, struct host *h, bool member, int op);
 /* Closes *fd if open, and marks it closed. */
-void close_fd(int *fd);
+void close_fd(struct shpmu *pmu, int *fd);
 /* Removes an emptied domain: its pins, then its directories. */
 void host_remove_domain(struct host *h);
 /* A domain name is one path component of letters, digits, '_', '-' and
@@ -78,17 +82,20 @@ int pins_open_books(struct shpmu *pmu, struct host *h);
 /* Whether the program's pins are what this build pins (after
  * pins_open_books): 0 or -EPROTO, with a message. */
 int pins_check_program(struct shpmu *pmu, const struct host *h);
-void pins_remove(struct host *h);
-/* Whether the domain is complete: its books are pinned. */
-bool pins_complete(const struct host *h);
+/* 0, or the first failure to remove a pin that is there. */
+int pins_remove(struct host *h);
+/* Whether the domain is complete (its books are pinned): 1 or 0, or
+ * -errno when it cannot be told. */
+int pins_complete(const struct host *h);
 
 /* host_users.c */
 int users_add(struct shpmu *pmu, struct host *h);
 void users_remove(struct host *h);
 /* Whether user entry i is in use by a live context. */
 bool users_alive(struct host *h, uint32_t i);
-/* Clears the entries of users that died; true if there were any. */
-bool users_reap(struct shpmu *pmu, struct host *h);
+/* Clears the entries of users that died: 1 if there were any, 0, or
+ * -errno (nothing cleared) when one cannot be told. */
+int users_reap(struct shpmu *pmu, struct host *h);
 uint32_t users_count(const struct host *h);
 /* For a domain whose books cannot be trusted: whether a live process
  * holds a lock on any byte of users/. */

@@ -9,9 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
+#include <linux/bpf.h>
 
 #include "core/log.h"
+#include "sys/sys.h"
 
 int pin_get(struct shpmu *pmu, int dir_fd, const char *dir, const char *name,
 	    uid_t owner)
@@ -23,17 +24,16 @@ int pin_get(struct shpmu *pmu, int dir_fd, const char *dir, const char *name,
 	/* The pin itself, not what a link there names: O_PATH opens it
 	 * without reading it, O_NOFOLLOW refuses a symlink as the last
 	 * component. */
-	at = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	at = sys_openat(pmu, dir_fd, name, O_PATH | O_NOFOLLOW);
 	if (at < 0) {
-		err = -errno;
+		err = at;
 		pr_err(pmu, "host scope: cannot open %s/%s: %s", dir, name,
 		       strerror(-err));
 		return err;
 	}
-	if (fstat(at, &st)) {
-		err = -errno;
+	err = sys_fstat(pmu, at, &st);
+	if (err)
 		goto out;
-	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != owner) {
 		pr_err(pmu,
 		       "host scope: %s/%s is not a pinned object of uid %u "
@@ -46,8 +46,7 @@ int pin_get(struct shpmu *pmu, int dir_fd, const char *dir, const char *name,
 	/* Through the descriptor: the object the checks above saw, even if
 	 * the name is changed meanwhile. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", at);
-	fd = bpf_obj_get(self);
-	err = fd < 0 ? -errno : fd;
+	err = fd = sys_bpf_obj_get(pmu, self);
 	if (fd < 0)
 		pr_err(pmu, "host scope: cannot open %s/%s: %s%s", dir, name,
 		       strerror(-err),
@@ -55,7 +54,7 @@ int pin_get(struct shpmu *pmu, int dir_fd, const char *dir, const char *name,
 					"/proc/self/fd: is /proc mounted?)"
 				      : "");
 out:
-	close(at);
+	sys_close(pmu, at);
 	return err;
 }
 
@@ -104,21 +103,25 @@ int pin_check_map(struct shpmu *pmu, const char *dir, const char *name, int fd,
 {
 	struct bpf_map_info info;
 	uint32_t len = sizeof(info);
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return not_a(pmu, dir, name, "map");
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	if (err)
+		return err == -EINVAL ? not_a(pmu, dir, name, "map") : err;
 	return compare_shape(pmu, dir, name, &info, want);
 }
 
-/* The id of the map behind fd, 0 if it cannot be told. */
-static uint32_t map_id(int fd)
+/* The id of the map behind fd, or -errno. */
+static int64_t map_id(struct shpmu *pmu, int fd)
 {
 	struct bpf_map_info info;
 	uint32_t len = sizeof(info);
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	return err ? (int64_t)err : (int64_t)info.id;
 }
 
 /* Whether id is among ids[0 .. n). */
@@ -137,6 +140,7 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	/* More than the program has: the kernel says how many it holds. */
 	uint32_t ids[64], len, n;
 	struct bpf_prog_info info;
+	int err;
 
 	/* Zeroed, ids too: the kernel fills them, but valgrind does not
 	 * know that this call writes there. */
@@ -145,8 +149,9 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
 	info.map_ids = (uint64_t)(uintptr_t)ids;
 	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return not_a(pmu, dir, name, "program");
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	if (err)
+		return err == -EINVAL ? not_a(pmu, dir, name, "program") : err;
 	if (info.type != prog_type)
 		return refuse(pmu, dir, name, "program type", info.type,
 			      prog_type);
@@ -159,9 +164,11 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	}
 	n = info.nr_map_ids < 64 ? info.nr_map_ids : 64;
 	for (size_t i = 0; i < nmaps; i++) {
-		uint32_t id = map_id(map_fds[i]);
+		int64_t id = map_id(pmu, map_fds[i]);
 
-		if (!id || !has_id(ids, n, id)) {
+		if (id < 0)
+			return (int)id;
+		if (!id || !has_id(ids, n, (uint32_t)id)) {
 			pr_err(pmu,
 			       "host scope: %s/%s is not what this build pins "
 			       "there: the program does not use the domain's "
@@ -173,29 +180,38 @@ int pin_check_prog(struct shpmu *pmu, const char *dir, const char *name, int fd,
 	return 0;
 }
 
-/* The id of the program behind fd, 0 if it cannot be told. */
-static uint32_t prog_id(int fd)
+/* The id of the program behind fd, or -errno. */
+static int64_t prog_id(struct shpmu *pmu, int fd)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	return err ? (int64_t)err : (int64_t)info.id;
 }
 
 int pin_check_link(struct shpmu *pmu, const char *dir, const char *name, int fd,
 		   uint32_t link_type, int prog_fd)
 {
 	struct bpf_link_info info;
-	uint32_t len = sizeof(info), want;
+	uint32_t len = sizeof(info);
+	int64_t want;
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.id)
+	err = sys_bpf_obj_info(pmu, fd, &info, &len);
+	if (err && err != -EINVAL)
+		return err;
+	if (err || !info.id)
 		return not_a(pmu, dir, name, "link");
 	if (info.type != link_type)
 		return refuse(pmu, dir, name, "link type", info.type,
 			      link_type);
-	want = prog_fd < 0 ? info.prog_id : prog_id(prog_fd);
+	want = prog_fd < 0 ? info.prog_id : prog_id(pmu, prog_fd);
+	if (want < 0)
+		return (int)want;
 	if (!want || info.prog_id != want) {
 		pr_err(pmu,
 		       "host scope: %s/%s is not what this build pins there: "

@@ -196,7 +196,7 @@ static int open_process(struct shpmu *pmu, struct kevent *ev)
 	ev->cpus = NULL;
 	ev->nfds = 0;
 	do {
-		nwalk = process_threads(ev->key.target.pid, &walk);
+		nwalk = process_threads(pmu, ev->key.target.pid, &walk);
 		if (nwalk < 0) {
 			err = nwalk;
 			break;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/env.h"
+#include "sys/sys_kernel.h"
 
 static int kernel_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				  int cpu, int group_fd, unsigned long flags,
@@ -74,17 +75,43 @@ const struct shpmu_sys_ops shpmu_sys_kernel = {
 	.openat2 = kernel_openat2,
 	.name_to_handle_at = kernel_name_to_handle_at,
 	.open_by_handle_at = kernel_open_by_handle_at,
+	.mkdirat = kernel_mkdirat,
+	.unlinkat = kernel_unlinkat,
+	.fstatat = kernel_fstatat,
+	.statx = kernel_statx,
+	.fstatfs = kernel_fstatfs,
+	.statfs = kernel_statfs,
+	.fchmod = kernel_fchmod,
+	.readlinkat = kernel_readlinkat,
+	.getdents64 = kernel_getdents64,
+	.flock = kernel_flock,
+	.fcntl_lock = kernel_fcntl_lock,
+	.mmap = kernel_mmap,
+	.munmap = kernel_munmap,
+	.pidfd_open = kernel_pidfd_open,
+	.capget = kernel_capget,
+	.getrlimit = kernel_getrlimit,
+	.bpf = kernel_bpf,
+	.bpf_skeleton_load = kernel_bpf_skeleton_load,
+	.bpf_attach = kernel_bpf_attach,
 };
+
+const struct shpmu_sys_ops *shpmu__sys_ops_at_new;
 
 void shpmu__set_sys_ops(struct shpmu *pmu, const struct shpmu_sys_ops *ops)
 {
 	env_of(pmu)->sys = ops ? ops : &shpmu_sys_kernel;
 }
 
+const struct shpmu_sys_ops *sys_ops_of(const struct shpmu *pmu)
+{
+	return pmu && env_of(pmu)->sys ? env_of(pmu)->sys : &shpmu_sys_kernel;
+}
+
 int sys_perf_event_open(struct shpmu *pmu, struct perf_event_attr *attr,
 			pid_t pid, int cpu, int group_fd, unsigned long flags)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int fd;
 
 	do
@@ -96,7 +123,7 @@ int sys_perf_event_open(struct shpmu *pmu, struct perf_event_attr *attr,
 
 ssize_t sys_read(struct shpmu *pmu, int fd, void *buf, size_t len)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	ssize_t n;
 
 	/* The hot path: a direct call, not an indirect one through the
@@ -112,7 +139,7 @@ ssize_t sys_read(struct shpmu *pmu, int fd, void *buf, size_t len)
 int sys_ioctl(struct shpmu *pmu, int fd, unsigned long request,
 	      unsigned long val)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int ret;
 
 	do
@@ -123,7 +150,7 @@ int sys_ioctl(struct shpmu *pmu, int fd, unsigned long request,
 
 int sys_close(struct shpmu *pmu, int fd)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 
 	if (ops->close(fd, ops->arg) < 0 && errno != EINTR)
 		return -errno;
@@ -132,7 +159,7 @@ int sys_close(struct shpmu *pmu, int fd)
 
 int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int fd;
 
 	do
@@ -144,7 +171,7 @@ int sys_openat(struct shpmu *pmu, int dirfd, const char *path, int flags)
 int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 		struct open_how *how)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int fd, races = 0;
 
 	how->flags |= O_CLOEXEC;
@@ -159,7 +186,7 @@ int sys_openat2(struct shpmu *pmu, int dirfd, const char *path,
 int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
 			  struct file_handle *fh, int *mount_id, int flags)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int ret;
 
 	do
@@ -172,7 +199,7 @@ int sys_name_to_handle_at(struct shpmu *pmu, int dirfd, const char *path,
 int sys_open_by_handle_at(struct shpmu *pmu, int mount_fd,
 			  struct file_handle *fh, int flags)
 {
-	const struct shpmu_sys_ops *ops = env_of(pmu)->sys;
+	const struct shpmu_sys_ops *ops = sys_ops_of(pmu);
 	int fd;
 
 	do
