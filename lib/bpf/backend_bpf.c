@@ -12,8 +12,8 @@
  *
  * In process scope the program and the books are the context's own; in
  * host scope they are a domain's (host.h), and every change of the books
- * happens under the domain's lock. Opens and closes run under the context
- * lock.
+ * happens under the domain's lock. Opens and closes run under the
+ * context's create lock.
  */
 #include "bpf/backend_bpf.h"
 

@@ -70,6 +70,7 @@ int prog_map_memory(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
 	size_t need_views = (size_t)p->nr_cpus * sizeof(struct cpu_view);
 	size_t need_totals =
 		(size_t)p->max_slots * p->nr_cpus * sizeof(struct slot_totals);
+	int err;
 
 	if (bss_fd >= 0) {
 		p->bss = map_memory(pmu, bss_fd, true, &p->bss_len);
@@ -91,11 +92,13 @@ int prog_map_memory(struct shpmu *pmu, struct counter_prog *p, int bss_fd,
 	}
 	return 0;
 fail:
+	/* (The unmapping below may set errno: the cause is kept first.) */
+	err = -errno;
 	prog_unmap_memory(p);
 	p->bss = NULL;
 	p->views = NULL;
 	p->totals = NULL;
-	return -errno;
+	return err;
 }
 
 int prog_run_on_cpu(const struct counter_prog *p, int cpu, const void *ctx,

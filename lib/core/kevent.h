@@ -32,7 +32,9 @@ struct kevent {
 	/* In the registry (under the context lock); node.hash is
 	 * share_key_hash(&key). */
 	struct hash_node node;
-	uint32_t refs;	      /* handles on it; under the context lock */
+	/* Handles on it, and opens under way that will be; under the
+	 * context lock. */
+	uint32_t refs;
 	bool registered;      /* findable by other opens */
 	pthread_mutex_t lock; /* enabled, and the sources' on/off state */
 	uint32_t enabled;     /* handles enabled on it */
@@ -96,8 +98,9 @@ int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open);
  * 0, or the backend's error with nothing changed. */
 int kevent_enable_put(struct shpmu *pmu, struct kevent *ev);
 
-/* The same for a handle that goes away: failing to switch off a source
- * nobody reads is harmless, so nothing fails. */
+/* The same for a handle that goes away (the context lock held too, for
+ * ev->refs): failing to switch off a source nobody reads is harmless, so
+ * nothing fails. */
 void kevent_enable_drop(struct shpmu *pmu, struct kevent *ev);
 
 /* Reads sources [first, first + n) into vals (nvals each), brought up to

@@ -32,7 +32,8 @@ int sync_now(struct shpmu *pmu, struct handle *h, int only);
  * memory (kevent_read_cached). */
 int sync_cached(struct shpmu *pmu, struct handle *h);
 
-/* A closing handle gives its enabled share back, without a reading. */
+/* A closing handle gives its enabled share back, without a reading (the
+ * context lock held: kevent_enable_drop() reads the event's refs). */
 void sync_drop(struct shpmu *pmu, struct handle *h);
 
 #endif

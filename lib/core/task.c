@@ -69,8 +69,9 @@ static int64_t lookup(struct shpmu *pmu, pid_t tid, bool *told)
 
 	fd = sys_pidfd_open(pmu, tid, PIDFD_THREAD);
 	if (fd < 0) {
-		/* EINVAL: a kernel without PIDFD_THREAD, which never can. */
-		*told = fd == -ESRCH || fd == -EINVAL;
+		/* EINVAL: a kernel without PIDFD_THREAD, ENOSYS: one without
+		 * pidfd_open (or valgrind), which never can. */
+		*told = fd == -ESRCH || fd == -EINVAL || fd == -ENOSYS;
 		return fd == -ESRCH ? -ESRCH : 0;
 	}
 	*told = sys_fstat(pmu, fd, &st) == 0;

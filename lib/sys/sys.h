@@ -168,8 +168,8 @@ struct sys_lines {
 };
 
 int sys_lines_open(struct shpmu *pmu, struct sys_lines *l, const char *path);
-/* The next line, without its newline and cut to len - 1 bytes: 1, 0 at
- * the end, or -errno. */
+/* The next line, without its newline: 1, 0 at the end, or -errno. A line
+ * longer than len - 1 bytes comes in pieces of that size. */
 int sys_lines_next(struct shpmu *pmu, struct sys_lines *l, char *line,
 		   size_t len);
 void sys_lines_close(struct shpmu *pmu, struct sys_lines *l);
