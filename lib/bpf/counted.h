@@ -4,8 +4,8 @@
  * program's maps: shared per-CPU events (one per distinct attr) and
  * cgroup slots, each refcounted by the kernel events that use it. The
  * caller serializes changes (the context's create lock; in host
- * scope also the domain's lock). Each step leaves the books able to say what a
- * process that died half-way left behind (host_fsck.c).
+ * scope also the domain's lock). Each step leaves the books able to
+ * say what a process that died half-way left behind (host_fsck.c).
  */
 #ifndef SHPMU_COUNTED_H
 #define SHPMU_COUNTED_H
