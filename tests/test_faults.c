@@ -495,15 +495,21 @@ static void bpffs_setup(void)
 	snprintf(bpffs, sizeof(bpffs), "%s/shpmu", mnt);
 }
 
-/* The classic backend's walk: the one valgrind runs too (test faults). */
-Test(faults, classic_walk, .timeout = 1800)
+/* The cgroup every walk's scenario counts, made for it. */
+static const char *walk_cgroup(void)
 {
 	struct shpmu *setup = shpmu_new(NULL);
 
 	cr_assert(setup);
 	cg_setup(setup);
 	shpmu_free(setup);
-	const char *cgroup = cg_make("faults");
+	return cg_make("faults");
+}
+
+/* The classic backend's walk: the one valgrind runs too (test faults). */
+Test(faults, classic_walk, .timeout = 1800)
+{
+	const char *cgroup = walk_cgroup();
 
 	walk = WALK_CLASSIC;
 	walk_all(cgroup);
@@ -516,12 +522,7 @@ Test(faults, classic_walk, .timeout = 1800)
  * (test faults-bpf). */
 Test(faults, bpf_and_host_walks, .timeout = 1800)
 {
-	struct shpmu *setup = shpmu_new(NULL);
-
-	cr_assert(setup);
-	cg_setup(setup);
-	shpmu_free(setup);
-	const char *cgroup = cg_make("faults");
+	const char *cgroup = walk_cgroup();
 
 	walk = WALK_BPF;
 	walk_all(cgroup);
@@ -535,20 +536,13 @@ Test(faults, bpf_and_host_walks, .timeout = 1800)
 	       total_calls, total_walked);
 	cg_teardown();
 }
-#endif
 
-#ifdef HAVE_BPF
 /* Host scope again, with no other member: each join makes the domain
  * (loads and attaches the program, pins it, makes the books), each free
  * removes it. About five minutes (test faults-maker, the slow suite). */
 Test(faults, host_maker_walk, .timeout = 1800)
 {
-	struct shpmu *setup = shpmu_new(NULL);
-
-	cr_assert(setup);
-	cg_setup(setup);
-	shpmu_free(setup);
-	const char *cgroup = cg_make("faults");
+	const char *cgroup = walk_cgroup();
 
 	bpffs_setup();
 	walk = WALK_HOST_MAKER;
@@ -566,12 +560,7 @@ Test(faults, one)
 
 	if (!one || sscanf(one, "%d:%d:%d", &w, &n, &err) != 3)
 		return;
-	struct shpmu *setup = shpmu_new(NULL);
-
-	cr_assert(setup);
-	cg_setup(setup);
-	shpmu_free(setup);
-	const char *cgroup = cg_make("faults");
+	const char *cgroup = walk_cgroup();
 
 	walk = (enum walk_kind)w;
 	if (walk >= WALK_HOST)
