@@ -27,12 +27,15 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 
 static ssize_t fake_read(int fd, void *buf, size_t len, void *arg)
 {
+	uint64_t one = 1; /* a group of one, or a count */
+
 	(void)arg;
 	if (fd < 0)
 		return -1;
 	memset(buf, 0, len);
-	if (len >= 8)
-		((uint64_t *)buf)[0] = 1; /* a group of one, or a count */
+	/* (buf may be a file's line buffer, at any alignment.) */
+	if (len >= sizeof(one))
+		memcpy(buf, &one, sizeof(one));
 	return (ssize_t)len;
 }
 
