@@ -3,12 +3,15 @@
  * libFuzzer target: attr normalization, targets and the open path. The
  * input is an attr (up to 136 bytes, any size field), then a target, then
  * a group's worth of attrs. The syscall layer is faked, so no real event
- * is opened: perf_event_open hands out /dev/null fds, reads return zeros.
+ * is opened: perf_event_open hands out /dev/null fds, whose reads return
+ * zeros and a count of one; files are read from the kernel.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <shpmu/shpmu.h>
@@ -25,13 +28,22 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return fcntl(null_fd, F_DUPFD_CLOEXEC, 0);
 }
 
+/* Whether fd is one fake_open handed out (a /dev/null): other reads,
+ * of /proc and /sys files, go to the kernel. */
+static bool is_fake(int fd)
+{
+	struct stat st, null_st;
+
+	return fd >= 0 && !fstat(fd, &st) && !fstat(null_fd, &null_st) &&
+	       st.st_rdev == null_st.st_rdev && S_ISCHR(st.st_mode);
+}
+
 static ssize_t fake_read(int fd, void *buf, size_t len, void *arg)
 {
 	uint64_t one = 1; /* a group of one, or a count */
 
-	(void)arg;
-	if (fd < 0)
-		return -1;
+	if (!is_fake(fd))
+		return shpmu_sys_kernel.read(fd, buf, len, arg);
 	memset(buf, 0, len);
 	/* (buf may be a file's line buffer, at any alignment.) */
 	if (len >= sizeof(one))
