@@ -12,6 +12,9 @@
 #include "core/symver.h"
 #include "core/task.h"
 #include "sys/sys.h"
+#ifdef HAVE_PMU_MODEL
+#include "sys/pmu_model.h"
+#endif
 
 #define SHPMU_F_ALL SHPMU_F_NO_SHARING
 
@@ -124,6 +127,11 @@ static int context_init(struct shpmu *pmu, const struct shpmu_opts *o)
 
 	pmu->env.sys = shpmu__sys_ops_at_new ? shpmu__sys_ops_at_new
 					     : &shpmu_sys_kernel;
+#ifdef HAVE_PMU_MODEL
+	/* A test build's model of hardware PMUs, when one is configured. */
+	if (!shpmu__sys_ops_at_new && pmu_model_ops())
+		pmu->env.sys = pmu_model_ops();
+#endif
 	pmu->env.log = o->log;
 	pmu->env.log_arg = o->log_arg;
 	pmu->env.lock_timeout_ms = o->lock_timeout_ms;
