@@ -20,66 +20,12 @@
 #include "host/host_layout.h"
 #include "host/host_lock.h"
 
-static char mnt[PATH_MAX], dir[PATH_MAX + 16];
-
-/* Under valgrind (--trace-children) every member holds the domain's lock
- * tens of times longer: the default bound on waits would end them. */
-void host_slow_locks_under_valgrind(void)
-{
-	if (getenv("SHPMU_TEST_VALGRIND"))
-		shpmu__host_lock_timeout_ms = 300000;
-}
-
-void host_fs_setup(void)
-{
-	host_slow_locks_under_valgrind();
-	private_mount_namespace();
-	snprintf(mnt, sizeof(mnt), "/tmp/shpmu-bpffs-XXXXXX");
-	cr_assert(mkdtemp(mnt));
-	cr_assert_eq(mount("bpf", mnt, "bpf", 0, "mode=0755"), 0,
-		     "mount -t bpf: %s", strerror(errno));
-	snprintf(dir, sizeof(dir), "%s/shpmu", mnt);
-}
-
-static char residue[1 << 14];
-
-static int note(const char *path, const struct stat *st, int flag,
-		struct FTW *ftw)
-{
-	size_t used = strlen(residue);
-
-	(void)st;
-	(void)flag;
-	if (ftw->level > 0)
-		snprintf(residue + used, sizeof(residue) - used, "%s\n", path);
-	return 0;
-}
-
-const char *host_residue(void)
-{
-	residue[0] = '\0';
-	nftw(dir, note, 16, FTW_PHYS);
-	return residue;
-}
-
-void host_fs_teardown(void)
-{
-	cr_expect_str_empty(host_residue(), "left in bpffs:\n%s", residue);
-	umount2(mnt, MNT_DETACH);
-	rmdir(mnt);
-}
-
-const char *host_bpffs(void)
-{
-	return dir;
-}
-
 const char *host_domain_dir(const char *domain)
 {
 	static char path[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/layout-%u/%s", dir, host_layout(),
-		 domain);
+	snprintf(path, sizeof(path), "%s/layout-%u/%s", host_bpffs(),
+		 host_layout(), domain);
 	return path;
 }
 
@@ -104,7 +50,7 @@ bool helper_start(struct helper *h, int *err, ...)
 
 	cr_assert(path, "SHPMU_HOST_HELPER is not set (run through meson)");
 	argv[n++] = (char *)path;
-	argv[n++] = dir;
+	argv[n++] = (char *)host_bpffs();
 	va_start(ap, err);
 	for (char *a; n < 31 && (a = va_arg(ap, char *));)
 		argv[n++] = a;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * For host-scope tests: a private BPF filesystem for the test, and
- * processes of host_helper.c started with fork+exec that join a domain
- * there and answer commands.
+ * For host-scope tests: processes of host_helper.c, started with
+ * fork+exec, that join a domain in the test's BPF filesystem
+ * (bpffs_mount.h) and answer commands.
  */
 #ifndef SHPMU_TEST_HOST_PROCS_H
 #define SHPMU_TEST_HOST_PROCS_H
@@ -12,18 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Moves the test into a mount namespace of its own and mounts a BPF
- * filesystem there (its processes share it; nothing outside sees it).
- * host_bpffs() is the directory the helpers use, under that mount. */
-void host_fs_setup(void);
-/* Raises the default bound on lock waits where SHPMU_TEST_VALGRIND says
- * every process runs under valgrind (host_fs_setup calls it). */
-void host_slow_locks_under_valgrind(void);
-/* Asserts that nothing is left under host_bpffs(), then unmounts. */
-void host_fs_teardown(void);
-const char *host_bpffs(void);
-/* Every path under host_bpffs(), one per line ("" when empty). */
-const char *host_residue(void);
+#include "bpffs_mount.h"
 
 /* The directory of domain under host_bpffs(), this build's layout. */
 const char *host_domain_dir(const char *domain);

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpffs_mount.h"
 #include "cgroup_helpers.h"
 #include "fault_sys.h"
 #include "helpers.h"
@@ -127,7 +128,6 @@ enum walk_kind { WALK_CLASSIC, WALK_BPF, WALK_HOST, WALK_HOST_MAKER };
 static const char *const walk_names[] = {"classic", "bpf-process", "host",
 					 "host-maker"};
 static enum walk_kind walk;
-static char bpffs[PATH_MAX];
 
 static void quiet(int level, const char *msg, void *arg)
 {
@@ -143,7 +143,7 @@ static struct shpmu *new_context(void)
 		   .log = quiet);
 	SHPMU_OPTS(bpf, .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF,
 		   .log = quiet);
-	SHPMU_OPTS(host, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = bpffs,
+	SHPMU_OPTS(host, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
 		   .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF, .log = quiet);
 
 	return shpmu_new(walk == WALK_CLASSIC ? &classic
@@ -243,7 +243,7 @@ static struct domain_state domain_state(void)
 {
 	struct domain_state d = {0};
 	struct host_view v;
-	int err = host_view_read(bpffs, "default", NULL, &v);
+	int err = host_view_read(host_bpffs(), "default", NULL, &v);
 
 	cr_assert_eq(err, 0, "host_view_read: %s", strerror(-err));
 	d.users = v.nusers;
@@ -280,9 +280,9 @@ static void expect_domain_as_before(const char *what)
 		 * pull them from under another maker), which the next join
 		 * takes as they are. */
 		pins_left = 0;
-		nftw(bpffs, count_pin, 16, FTW_PHYS);
+		nftw(host_bpffs(), count_pin, 16, FTW_PHYS);
 		cr_expect_eq(pins_left, 0, "%s: %d pins left", what, pins_left);
-		err = host_view_read(bpffs, "default", NULL, &v);
+		err = host_view_read(host_bpffs(), "default", NULL, &v);
 		if (err != -ENOENT) {
 			cr_expect_eq(err, 0, "%s: host_view_read: %s", what,
 				     strerror(-err));
@@ -480,21 +480,6 @@ static void walk_all(const char *cgroup)
 	total_walked += walked;
 }
 
-/* A BPF filesystem of the test's own, in a mount namespace of its own. */
-static void bpffs_setup(void)
-{
-	char mnt[PATH_MAX - 16];
-
-	if (getenv("SHPMU_TEST_VALGRIND"))
-		shpmu__host_lock_timeout_ms = 300000;
-	private_mount_namespace();
-	snprintf(mnt, sizeof(mnt), "/tmp/shpmu-faults-XXXXXX");
-	cr_assert(mkdtemp(mnt));
-	cr_assert_eq(mount("bpf", mnt, "bpf", 0, "mode=0755"), 0,
-		     "mount -t bpf: %s", strerror(errno));
-	snprintf(bpffs, sizeof(bpffs), "%s/shpmu", mnt);
-}
-
 /* The cgroup every walk's scenario counts, made for it. */
 static const char *walk_cgroup(void)
 {
@@ -526,7 +511,7 @@ Test(faults, bpf_and_host_walks, .timeout = 1800)
 
 	walk = WALK_BPF;
 	walk_all(cgroup);
-	bpffs_setup();
+	host_fs_setup();
 	walk = WALK_HOST;
 	bystander_join(cgroup);
 	walk_all(cgroup);
@@ -544,7 +529,7 @@ Test(faults, host_maker_walk, .timeout = 1800)
 {
 	const char *cgroup = walk_cgroup();
 
-	bpffs_setup();
+	host_fs_setup();
 	walk = WALK_HOST_MAKER;
 	walk_all(cgroup);
 	cg_teardown();
@@ -564,7 +549,7 @@ Test(faults, one)
 
 	walk = (enum walk_kind)w;
 	if (walk >= WALK_HOST)
-		bpffs_setup();
+		host_fs_setup();
 	if (walk == WALK_HOST)
 		bystander_join(cgroup);
 	if (!n) {
