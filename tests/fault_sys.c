@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <sys/file.h>
 #include <execinfo.h>
 #include <stdlib.h>
@@ -47,15 +48,19 @@ static bool is_perf_fd(int fd)
 }
 
 /* Records a call; true when it must fail (errno set). A short read does
- * not fail: its read returns half. */
-static bool hit(enum fault_kind k)
+ * not fail: its read returns half. is_lookup: the call can find that
+ * something is not there (a path, a pin, a map entry, a tracepoint), the
+ * one kind of call the kernel answers with ENOENT. */
+static bool hit_call(enum fault_kind k, bool is_lookup)
 {
 	int count;
 
 	fault.calls++;
 	fault.calls_of[k]++;
-	if (fault.calls <= FAULT_MAX_CALLS)
+	if (fault.calls <= FAULT_MAX_CALLS) {
 		fault.kinds[fault.calls] = k;
+		fault.lookups[fault.calls] = is_lookup;
+	}
 	if (fault.eintr_first) {
 		fault.eintr_pending = !fault.eintr_pending;
 		if (fault.eintr_pending) {
@@ -69,6 +74,7 @@ static bool hit(enum fault_kind k)
 		return false;
 	fault.fired = true;
 	fault.fired_kind = k;
+	fault.fired_lookup = is_lookup;
 	if (getenv("FAULT_TRACE")) {
 		/* Where the failing call came from (addr2line reads it). */
 		void *frames[16];
@@ -79,6 +85,16 @@ static bool hit(enum fault_kind k)
 		return false;
 	errno = fault.err;
 	return true;
+}
+
+static bool hit(enum fault_kind k)
+{
+	return hit_call(k, false);
+}
+
+static bool lookup(enum fault_kind k)
+{
+	return hit_call(k, true);
 }
 
 static int f_open(struct perf_event_attr *a, pid_t pid, int cpu, int gfd,
@@ -123,7 +139,7 @@ static int f_close(int fd, void *arg)
 
 static int f_openat(int dirfd, const char *path, int flags, void *arg)
 {
-	if (hit(FAULT_OPENAT))
+	if (lookup(FAULT_OPENAT))
 		return -1;
 	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
 }
@@ -131,7 +147,7 @@ static int f_openat(int dirfd, const char *path, int flags, void *arg)
 static int f_openat2(int dirfd, const char *path, struct open_how *how,
 		     size_t size, void *arg)
 {
-	if (hit(FAULT_OPENAT))
+	if (lookup(FAULT_OPENAT))
 		return -1;
 	return shpmu_sys_kernel.openat2(dirfd, path, how, size, arg);
 }
@@ -139,7 +155,7 @@ static int f_openat2(int dirfd, const char *path, struct open_how *how,
 static int f_name_to_handle(int dirfd, const char *path, struct file_handle *fh,
 			    int *mount_id, int flags, void *arg)
 {
-	if (hit(FAULT_HANDLE))
+	if (lookup(FAULT_HANDLE))
 		return -1;
 	return shpmu_sys_kernel.name_to_handle_at(dirfd, path, fh, mount_id,
 						  flags, arg);
@@ -155,14 +171,14 @@ static int f_open_by_handle(int mount_fd, struct file_handle *fh, int flags,
 
 static int f_mkdirat(int dirfd, const char *path, mode_t mode, void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.mkdirat(dirfd, path, mode, arg);
 }
 
 static int f_unlinkat(int dirfd, const char *path, int flags, void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.unlinkat(dirfd, path, flags, arg);
 }
@@ -170,7 +186,7 @@ static int f_unlinkat(int dirfd, const char *path, int flags, void *arg)
 static int f_fstatat(int dirfd, const char *path, struct stat *st, int flags,
 		     void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.fstatat(dirfd, path, st, flags, arg);
 }
@@ -178,7 +194,7 @@ static int f_fstatat(int dirfd, const char *path, struct stat *st, int flags,
 static int f_statx(int dirfd, const char *path, int flags, unsigned int mask,
 		   struct statx *stx, void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.statx(dirfd, path, flags, mask, stx, arg);
 }
@@ -192,7 +208,7 @@ static int f_fstatfs(int fd, struct statfs *st, void *arg)
 
 static int f_statfs(const char *path, struct statfs *st, void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.statfs(path, st, arg);
 }
@@ -207,14 +223,14 @@ static int f_fchmod(int fd, mode_t mode, void *arg)
 static ssize_t f_readlinkat(int dirfd, const char *path, char *buf, size_t len,
 			    void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.readlinkat(dirfd, path, buf, len, arg);
 }
 
 static ssize_t f_getdents64(int fd, void *buf, size_t len, void *arg)
 {
-	if (hit(FAULT_FS))
+	if (lookup(FAULT_FS))
 		return -1;
 	return shpmu_sys_kernel.getdents64(fd, buf, len, arg);
 }
@@ -275,7 +291,12 @@ static int f_getrlimit(int resource, struct rlimit *rl, void *arg)
 
 static int f_bpf(int cmd, union bpf_attr *attr, unsigned int size, void *arg)
 {
-	if (hit(FAULT_BPF))
+	/* What may be missing: a pin, a map entry, the next key. */
+	bool is_lookup = cmd == BPF_OBJ_GET || cmd == BPF_MAP_LOOKUP_ELEM ||
+			 cmd == BPF_MAP_DELETE_ELEM ||
+			 cmd == BPF_MAP_GET_NEXT_KEY;
+
+	if (hit_call(FAULT_BPF, is_lookup))
 		return -1;
 	return shpmu_sys_kernel.bpf(cmd, attr, size, arg);
 }
@@ -289,7 +310,8 @@ static int f_bpf_skeleton_load(struct bpf_object_skeleton *skel, void *arg)
 
 static struct bpf_link *f_bpf_attach(struct bpf_program *prog, void *arg)
 {
-	if (hit(FAULT_BPF_LOAD))
+	/* A tracepoint the kernel lacks: ENOENT. */
+	if (lookup(FAULT_BPF_LOAD))
 		return NULL;
 	return shpmu_sys_kernel.bpf_attach(prog, arg);
 }

@@ -45,8 +45,12 @@ struct fault_state {
 	/* The record. */
 	int calls, calls_of[FAULT_ANY];
 	enum fault_kind kinds[FAULT_MAX_CALLS + 1]; /* of each call */
+	/* Whether each call looks something up (a path, a pin, a map
+	 * entry, a tracepoint): the calls that can fail with ENOENT. */
+	bool lookups[FAULT_MAX_CALLS + 1];
 	bool fired;
 	enum fault_kind fired_kind;
+	bool fired_lookup;	   /* the failed call was a lookup */
 	int resets;		   /* PERF_EVENT_IOC_RESET ioctls */
 	int opens_without_cloexec; /* perf_event_open without the flag */
 	bool eintr_pending;

@@ -331,14 +331,14 @@ static int walked, absent;
 /* Whether a step may succeed although its call failed: EINTR is retried,
  * a close or munmap has released its resource anyway, closing a handle
  * disables its event only as a courtesy, a lock's release is followed by
- * the close of its fd (which releases it too). And ENOENT where the library
- * asks whether something is there (a PMU, a domain's directory, its books'
- * pin) takes the path of its absence, which must end as well as the real
- * one: counted apart, the checks after it (fds, other handles, the
+ * the close of its fd (which releases it too). And ENOENT from a call that
+ * asks whether something is there (a path, a pin, a map entry: the fault
+ * layer marks those) takes the path of its absence, which must end as well as
+ * the real one: counted apart, the checks after it (fds, other handles, the
  * domain's state, a later open) made as for any other. */
 static bool may_succeed(int err, int i)
 {
-	if (err == ENOENT && walk != WALK_CLASSIC) {
+	if (err == ENOENT && walk != WALK_CLASSIC && fault.fired_lookup) {
 		absent++;
 		return true;
 	}
@@ -439,6 +439,7 @@ static void walk_all(const char *cgroup)
 							  "bpf",
 							  "bpf load"};
 	enum fault_kind kinds[FAULT_MAX_CALLS + 1];
+	bool lookups[FAULT_MAX_CALLS + 1];
 	int base_fds, total, want = 0, calls_of[FAULT_ANY];
 
 	/* Once to warm what the library keeps per thread (this thread's
@@ -451,10 +452,15 @@ static void walk_all(const char *cgroup)
 	cr_assert_gt(total, 40, "the scenario makes %d calls", total);
 	cr_assert_leq(total, FAULT_MAX_CALLS);
 	memcpy(kinds, fault.kinds, sizeof(kinds));
+	memcpy(lookups, fault.lookups, sizeof(lookups));
 	memcpy(calls_of, fault.calls_of, sizeof(calls_of));
 	walked = absent = 0;
 	for (int n = 1; n <= total; n++)
 		for (int f = 0; f < NFAULTS; f++) {
+			/* ENOENT is an answer of lookups only: a read, an
+			 * ioctl or a lock never gives it. */
+			if (faults[f] == ENOENT && !lookups[n])
+				continue;
 			/* A short read is a fault of reads only. */
 			if (faults[f] == FAULT_SHORT_READ &&
 			    kinds[n] != FAULT_READ)
