@@ -11,6 +11,7 @@
 #ifndef SHPMU_PROG_DELTAS_BPF_H
 #define SHPMU_PROG_DELTAS_BPF_H
 
+#include "bpf/prog/accumulate.h"
 #include "bpf/prog/state.bpf.h"
 
 /* Event e's change on this CPU since the last settle, into delta. The
@@ -23,22 +24,21 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
 				       struct counter_value *prev,
 				       struct counter_value *delta)
 {
-	struct bpf_perf_event_value now;
+	struct bpf_perf_event_value read;
+	struct counter_value now;
 	__u8 kind = event_kind[e];
 
-	if (bpf_perf_event_read_value(&events, e * MAX_CPUS + cpu, &now,
-				      sizeof(now)))
+	if (bpf_perf_event_read_value(&events, e * MAX_CPUS + cpu, &read,
+				      sizeof(read)))
 		return false;
-	delta->counter = now.counter - prev->counter;
+	now.counter = read.counter;
+	now.enabled = read.enabled;
+	now.running = read.running;
+	acc_delta(prev, &now, delta);
 	if (kind == KIND_CONTEXT_SWITCHES)
 		delta->counter = switches;
 	else if (kind == KIND_CGROUP_SWITCHES)
 		delta->counter = cgroup_switches;
-	delta->enabled = now.enabled - prev->enabled;
-	delta->running = now.running - prev->running;
-	prev->counter = now.counter;
-	prev->enabled = now.enabled;
-	prev->running = now.running;
 	return true;
 }
 
@@ -71,11 +71,8 @@ __noinline int add_delta(__u32 slot, const struct slot_totals *delta)
 
 	if (!total || !delta)
 		return 0;
-	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
-		total->events[e].counter += delta->events[e].counter;
-		total->events[e].enabled += delta->events[e].enabled;
-		total->events[e].running += delta->events[e].running;
-	}
+	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++)
+		acc_add(&total->events[e], &delta->events[e]);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #ifndef SHPMU_PROG_TASKS_BPF_H
 #define SHPMU_PROG_TASKS_BPF_H
 
+#include "bpf/prog/accumulate.h"
 #include "bpf/prog/state.bpf.h"
 
 static __always_inline __u64 start_ticks(struct task_struct *t)
@@ -66,9 +67,7 @@ __noinline int add_task_delta(__u32 target, const struct slot_totals *delta)
 
 		if (!total)
 			continue;
-		__sync_fetch_and_add(&total->counter, delta->events[e].counter);
-		__sync_fetch_and_add(&total->enabled, delta->events[e].enabled);
-		__sync_fetch_and_add(&total->running, delta->events[e].running);
+		acc_add_shared(total, &delta->events[e]);
 	}
 	return 0;
 }
