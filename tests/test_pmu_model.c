@@ -245,6 +245,9 @@ Test(model, groups_go_on_whole_or_not_at_all)
 	mclose(g2);
 	cr_assert_eq(M->read(m2, buf, sizeof(buf), M->arg), 5 * 8);
 	cr_expect_eq(buf[0], 1);
+	/* g1's pair, then m2 alone fill the counters; m3 waits its turn. */
+	cr_expect_eq(truth(m2).state, PMU_MODEL_RUNNING);
+	cr_expect_eq(truth(m3).state, PMU_MODEL_WAITING);
 	close_all((int[]){g1, m1, m2, m3}, 4);
 }
 
