@@ -675,3 +675,69 @@ Test(model, real_clock_moves)
 	cr_expect_eq(t.value, 3 * t.time_running);
 	mclose(fd);
 }
+
+Test(model, task_domain_and_cgroup_events)
+{
+	int t[3], cg, c;
+
+	model("counters=2,fixed=0,clock=manual");
+	for (int i = 0; i < 3; i++) {
+		t[i] = mopen(hw(PERF_TYPE_RAW, 0x1), 0, -1, -1);
+		cr_assert_geq(t[i], 0);
+	}
+	/* Task events share the task domain, not a CPU's. */
+	cr_expect_eq(shpmu__pmu_model_counters_in_use(PMU_MODEL_TYPE_FIRST, -1),
+		     2);
+	cr_expect_eq(shpmu__pmu_model_counters_in_use(PMU_MODEL_TYPE_FIRST, 0),
+		     0);
+	cr_expect_eq(truth(t[2]).state, PMU_MODEL_WAITING);
+	cr_expect_eq(mopen(hw(PERF_TYPE_RAW, 0x1), 0x3fffffff, -1, -1), -ESRCH);
+	/* A cgroup event: a CPU event that counts all the time. */
+	cg = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(cg, 0);
+	c = M->perf_event_open(
+		&(struct perf_event_attr){
+			.type = PERF_TYPE_RAW,
+			.size = sizeof(struct perf_event_attr)},
+		cg, 0, -1, PERF_FLAG_PID_CGROUP, M->arg);
+	cr_assert_geq(c, 0, "%s", strerror(errno));
+	cr_expect_eq(truth(c).cpu, 0);
+	cr_expect_eq(M->perf_event_open(
+			     &(struct perf_event_attr){
+				     .type = PERF_TYPE_RAW,
+				     .size = sizeof(struct perf_event_attr)},
+			     cg, -1, -1, PERF_FLAG_PID_CGROUP, M->arg),
+		     -1);
+	cr_expect_eq(errno, EINVAL);
+	shpmu__pmu_model_advance(MS);
+	cr_expect_eq(truth(c).time_running, MS);
+	close(cg);
+	close_all((int[]){t[0], t[1], t[2], c}, 4);
+}
+
+Test(model_env, spec_from_the_environment)
+{
+	cr_assert_eq(setenv("SHPMU_PMU_MODEL", "counters=5,clock=manual", 1),
+		     0);
+	M = pmu_model_ops();
+	cr_assert_not_null(M);
+	expect_file("/sys/bus/event_source/devices/cpu/caps/num_counters",
+		    "5\n");
+}
+
+Test(model_env, a_bad_spec_leaves_the_model_off)
+{
+	cr_assert_eq(setenv("SHPMU_PMU_MODEL", "counters=5,", 1), 0);
+	cr_expect_null(pmu_model_ops());
+}
+
+Test(model_env, a_call_wins_over_the_environment)
+{
+	cr_assert_eq(setenv("SHPMU_PMU_MODEL", "counters=5", 1), 0);
+	model("counters=3");
+	expect_file("/sys/bus/event_source/devices/cpu/caps/num_counters",
+		    "3\n");
+	/* Off by a call: the environment is not read again. */
+	cr_assert_eq(shpmu__pmu_model_off(), 0);
+	cr_expect_null(pmu_model_ops());
+}
