@@ -60,11 +60,14 @@ static const struct hw_event hw_events[] = {
 /*
  * HW_EDGE_PCT: one raw fd enabled just before the handle's window opens
  * and disabled (or read) just after it closes counts what the handle
- * counts plus the handle's own edge calls (shpmu_enable, shpmu_disable,
- * shpmu_read: a few us, about 10^4 cycles or instructions each) on a
- * task event, which counts nothing while the thread is preempted. The
- * windows are 50 to 100 ms of CPU (10^8 events): 0.5% is a hundred times
- * the edges, and a tenth of what a window off by one burn step would be.
+ * counts plus the handle's own edge calls (shpmu_open, _enable,
+ * _disable, _read) on a task event, which counts nothing while the
+ * thread is preempted. Those calls take microseconds; the slowest, a
+ * first open (perf_event_open) or a BPF handle's bringing every CPU up
+ * to date, took up to 250 us on this project's VM (0.25% of 100 ms).
+ * The windows are 200 ms of CPU: 0.5% is four times those edges, and a
+ * fifth of what a handle that lost or gained one 5 ms step of a window
+ * would be off.
  */
 #define HW_EDGE_PCT 0.5
 /*
@@ -98,7 +101,7 @@ static const struct hw_event hw_events[] = {
 #define MUX_RATIO  0.75
 
 /* Windows of work: long against the edges (see above). */
-#define TASK_BURN_NS  100000000ull
+#define TASK_BURN_NS  200000000ull
 #define CHILD_BURN_NS 200000000ull
 #define MUX_PROBE_NS  40000000ull
 #define MUX_BURN_NS   400000000ull
@@ -311,8 +314,8 @@ static void task_window(enum shpmu_cgroup_backend b)
 		expect_within_pct(tw.o[0], tw.i[0], HW_EDGE_PCT,
 				  "the twins around the handle's edges");
 		/* A window of work, not of edges: tens of millions at least
-		 * (100 ms of a loop, at any clock rate above 100 MHz). */
-		cr_expect_gt(tw.i[0], 10000000, "%s: %llu in 100 ms", what,
+		 * (200 ms of a loop, at any clock rate above 50 MHz). */
+		cr_expect_gt(tw.i[0], 10000000, "%s: %llu in 200 ms", what,
 			     (unsigned long long)tw.i[0]);
 		twin_close(&tw);
 		cr_assert_eq(shpmu_close(ctx, h), 0);
@@ -571,6 +574,11 @@ static void cgroup_window(enum shpmu_cgroup_backend b)
 		if (b == SHPMU_CGROUP_BACKEND_BPF) {
 			expect_between(c.value, own[0], twin, HW_BPF_PCT, what);
 		} else {
+			cr_log_info("%s: %llu, between the child's own %llu "
+				    "and the cgroup's raw events' %llu",
+				    what, (unsigned long long)c.value,
+				    (unsigned long long)own[0],
+				    (unsigned long long)twin);
 			cr_expect_leq((double)c.value,
 				      (double)twin * (1 + HW_GIVE_PCT / 100),
 				      "%s: %llu, more than the cgroup's raw "
@@ -605,7 +613,7 @@ Test(hw, cgroup_bpf)
  * Two handles on this thread's event, with overlapping windows: one
  * kernel event, and each handle within HW_EDGE_PCT (HW_BPF_PCT for BPF)
  * of a raw fd enabled just before its window opened and read or
- * disabled just after it closed. The windows differ by 50 ms of work at
+ * disabled just after it closed. The windows differ by 100 ms of work at
  * each end, so a handle that counted the other's window would fail.
  */
 static void sharing(enum shpmu_cgroup_backend b)
@@ -958,7 +966,7 @@ Test(hw, group)
 		cr_expect_eq(g[k].time_running, g[0].time_running, "%s", what);
 		expect_handle_ran(&g[k], what);
 		expect_within_pct(g[k].value, raw.v[k], HW_EDGE_PCT, what);
-		cr_expect_gt(raw.v[k], 10000000, "%s in 100 ms", what);
+		cr_expect_gt(raw.v[k], 10000000, "%s in 200 ms", what);
 	}
 	expect_within_pct(g[0].time_enabled, raw.enabled, HW_EDGE_PCT,
 			  "the group's time_enabled");
