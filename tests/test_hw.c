@@ -675,6 +675,10 @@ static void sharing(enum shpmu_cgroup_backend b)
 						  before.kernel_events));
 		cr_expect_eq(st.shared_opens - before.shared_opens, 1, "%s",
 			     what);
+		/* Classic: one fd on this thread (BPF's are per CPU). */
+		if (b == SHPMU_CGROUP_BACKEND_PERF)
+			cr_expect_eq(st.kernel_fds - before.kernel_fds, 1, "%s",
+				     what);
 		expect_ran_throughout(r1, "the first raw fd");
 		expect_ran_throughout(r2, "the second raw fd");
 		expect_handle_ran(&c1, "the first handle");
