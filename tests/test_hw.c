@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -108,6 +109,8 @@ static const struct hw_event hw_events[] = {
 
 static struct shpmu *ctx, *fill;
 static bool cgroups_made;
+/* Host scope's BPF filesystem, mounted in the test's own namespace. */
+static char bpffs[64];
 
 static void teardown(void)
 {
@@ -117,6 +120,11 @@ static void teardown(void)
 	if (cgroups_made)
 		cg_teardown();
 	cgroups_made = false;
+	if (bpffs[0]) {
+		umount2(bpffs, MNT_DETACH);
+		rmdir(bpffs);
+	}
+	bpffs[0] = '\0';
 }
 
 TestSuite(hw, .fini = teardown);
@@ -204,6 +212,30 @@ static struct shpmu *context(enum shpmu_cgroup_backend b)
 			     "-Dbpf=disabled)");
 #endif
 	return cg_context(b);
+}
+
+/* A host-scope context (the domain's BPF program counts its CPU targets)
+ * on a BPF filesystem of the test's own, which nobody else sees. */
+static struct shpmu *host_context(void)
+{
+	char dir[sizeof(bpffs) + 8];
+	struct shpmu *p;
+
+#ifndef HAVE_BPF
+	cr_skip_test("libshpmu was built without the BPF backend (no clang, "
+		     "bpftool, libbpf or kernel BTF, or -Dbpf=disabled)");
+#endif
+	private_mount_namespace();
+	snprintf(bpffs, sizeof(bpffs), "/tmp/shpmu-hw-bpffs-XXXXXX");
+	cr_assert(mkdtemp(bpffs), "mkdtemp: %s", strerror(errno));
+	cr_assert_eq(mount("bpf", bpffs, "bpf", 0, "mode=0755"), 0,
+		     "mount -t bpf: %s", strerror(errno));
+	snprintf(dir, sizeof(dir), "%s/shpmu", bpffs);
+	SHPMU_OPTS(opts, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = dir,
+		   .log = record_log);
+	p = shpmu_new(&opts);
+	cr_assert(p, "host scope: %s (%s)", strerror(errno), last_log);
+	return p;
 }
 
 static const char *backend_name(enum shpmu_cgroup_backend b)
@@ -361,12 +393,14 @@ static int raw_on_task(const struct perf_event_attr *a, pid_t pid)
  * A handle on one CPU (cpu) or on all (SHPMU_ALL_CPUS) while a child
  * pinned to a CPU burns, between twins on each CPU it spans: each CPU's
  * share (shpmu_read_cpu) and the total lie between the twins' exactly
- * (HW_GIVE_PCT), and the total holds the child's own count (a raw event
- * on the child, HW_CHILD_PCT). Other tasks run on these CPUs too: the
- * twins count them just as the handle does.
+ * (HW_GIVE_PCT; HW_BPF_PCT where host scope's BPF program counts it),
+ * and the total holds the child's own count (a raw event on the child,
+ * HW_CHILD_PCT). Other tasks run on these CPUs too: the twins count them
+ * just as the handle does.
  */
-static void cpu_window(int cpu)
+static void cpu_window(int cpu, enum shpmu_cgroup_backend b)
 {
+	double pct = b == SHPMU_CGROUP_BACKEND_BPF ? HW_BPF_PCT : HW_GIVE_PCT;
 	int ncpus = online_cpus(), first = cpu == SHPMU_ALL_CPUS ? 0 : cpu;
 	int n = cpu == SHPMU_ALL_CPUS ? ncpus : 1;
 	/* The child burns on the last CPU the handle spans. */
@@ -378,7 +412,11 @@ static void cpu_window(int cpu)
 	if (cpu != SHPMU_ALL_CPUS && cpu >= ncpus)
 		cr_skip_test("needs CPU %d, this machine has %d CPUs", cpu,
 			     ncpus);
-	ctx = context(SHPMU_CGROUP_BACKEND_PERF);
+	/* Process scope counts CPUs with classic events whatever its
+	 * cgroup backend; host scope's BPF program counts them. */
+	ctx = b == SHPMU_CGROUP_BACKEND_BPF
+		      ? host_context()
+		      : context(SHPMU_CGROUP_BACKEND_PERF);
 	for (int i = 0; i < NEVENTS; i++) {
 		const struct hw_event *e = &hw_events[i];
 		struct perf_event_attr a = hw_attr(e, false);
@@ -400,6 +438,7 @@ static void cpu_window(int cpu)
 			twin_after_open(&tw[k]);
 		cr_assert_geq(h, 0, "%s: %s (%s)", e->name, strerror(-h),
 			      last_log);
+		expect_backend(ctx, h, b);
 		raw_enable(mine);
 		cg_go(&child);
 		cg_finish(&child);
@@ -423,13 +462,15 @@ static void cpu_window(int cpu)
 			expect_twins_ran(&tw[k], what);
 			expect_handle_ran(&per[k], what);
 			expect_between(per[k].value, tw[k].i[0], tw[k].o[0],
-				       HW_GIVE_PCT, what);
+				       pct, what);
 			lo += tw[k].i[0];
 			hi += tw[k].o[0];
 		}
-		snprintf(what, sizeof(what), "%s on %s", e->name,
-			 cpu == SHPMU_ALL_CPUS ? "all CPUs" : "one CPU");
-		expect_between(c.value, lo, hi, HW_GIVE_PCT, what);
+		snprintf(what, sizeof(what), "%s on %s, %s", e->name,
+			 cpu == SHPMU_ALL_CPUS ? "all CPUs" : "one CPU",
+			 b == SHPMU_CGROUP_BACKEND_BPF ? "host scope's BPF"
+						       : "classic");
+		expect_between(c.value, lo, hi, pct, what);
 		cr_log_info("%s: the child's own %llu of %llu", what,
 			    (unsigned long long)own[0],
 			    (unsigned long long)c.value);
@@ -450,16 +491,24 @@ static void cpu_window(int cpu)
 	}
 }
 
-/* CPU targets are classic events in process scope with either backend
- * (the BPF program counts CPUs only for host scope). */
-Test(hw, one_cpu)
+Test(hw, one_cpu_classic)
 {
-	cpu_window(online_cpus() > 1 ? 1 : 0);
+	cpu_window(online_cpus() > 1 ? 1 : 0, SHPMU_CGROUP_BACKEND_PERF);
 }
 
-Test(hw, all_cpus)
+Test(hw, all_cpus_classic)
 {
-	cpu_window(SHPMU_ALL_CPUS);
+	cpu_window(SHPMU_ALL_CPUS, SHPMU_CGROUP_BACKEND_PERF);
+}
+
+Test(hw, one_cpu_host_bpf)
+{
+	cpu_window(online_cpus() > 1 ? 1 : 0, SHPMU_CGROUP_BACKEND_BPF);
+}
+
+Test(hw, all_cpus_host_bpf)
+{
+	cpu_window(SHPMU_ALL_CPUS, SHPMU_CGROUP_BACKEND_BPF);
 }
 
 /* ---- cgroups ---- */
