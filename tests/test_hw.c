@@ -799,11 +799,11 @@ static bool filler_attr(const struct hw_event *e, int k,
 	return !(variant == 0 && a->config == e->config);
 }
 
-/* Opens the next filler that this machine has on this thread (in the
- * fillers' own classic context); false when none is left. */
-static bool add_filler(const struct hw_event *e, int *next)
+/* Opens the next filler that this machine has on t (in the fillers' own
+ * classic context); false when none is left. */
+static bool add_filler(const struct hw_event *e, const struct shpmu_target *t,
+		       int *next)
 {
-	struct shpmu_target self = self_target();
 	struct perf_event_attr a;
 
 	for (; *next < FILLER_CONFIGS * FILLER_VARIANTS; (*next)++) {
@@ -811,7 +811,7 @@ static bool add_filler(const struct hw_event *e, int *next)
 
 		if (!filler_attr(e, *next, &a))
 			continue;
-		h = shpmu_open(fill, &a, &self);
+		h = shpmu_open(fill, &a, t);
 		if (h == -ENOENT || h == -EOPNOTSUPP || h == -EINVAL)
 			continue; /* not an event of this PMU */
 		cr_assert_geq(h, 0, "filler %d: %s (%s)", *next, strerror(-h),
@@ -841,10 +841,20 @@ static double probe_ratio(int h)
  * time_running is short of its time_enabled, and its scaled count is the
  * raw count within HW_MUX_PCT. This thread stays on one CPU, whose PMU
  * rotates the events (on a hybrid machine, one PMU).
+ *
+ * The fillers go where the handle's kernel event is: the kernel gives a
+ * CPU's flexible events counters before the running task's, and rotates
+ * each context's own. A classic handle is a task event, among task
+ * events on this thread; the BPF backend's is CPU 0's event (BPF
+ * credits the thread from it), among events on CPU 0. Task fillers would
+ * never push a CPU's event off.
  */
 static void multiplexing(enum shpmu_cgroup_backend b)
 {
 	struct shpmu_target self = self_target();
+	struct shpmu_target on0 = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	const struct shpmu_target *where =
+		b == SHPMU_CGROUP_BACKEND_BPF ? &on0 : &self;
 	char what[96];
 
 	need_hw();
@@ -869,7 +879,7 @@ static void multiplexing(enum shpmu_cgroup_backend b)
 		 * the time. */
 		for (;;) {
 			while (nfill < want && nfill < FILLERS_MAX &&
-			       add_filler(e, &next))
+			       add_filler(e, where, &next))
 				nfill++;
 			ratio = probe_ratio(h);
 			if (ratio <= MUX_RATIO)
