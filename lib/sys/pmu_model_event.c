@@ -186,6 +186,9 @@ static int open_checked(struct perf_event_attr *attr, pid_t pid, int cpu,
 
 	if (flags & ~(unsigned long)KNOWN_FLAGS)
 		return -EINVAL;
+	/* The kernel's smallest attr is its first version's. */
+	if (attr->size && attr->size < PERF_ATTR_SIZE_VER0)
+		return -E2BIG;
 	if (attr->read_format & ~(uint64_t)KNOWN_FORMAT)
 		return -EINVAL;
 	err = check_config(attr);
