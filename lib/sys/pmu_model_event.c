@@ -342,10 +342,7 @@ int pm_event_ioctl(struct pm_event *e, unsigned long request, unsigned long val)
 	case PERF_EVENT_IOC_ENABLE:
 	case PERF_EVENT_IOC_DISABLE:
 	case PERF_EVENT_IOC_RESET:
-		if (val & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
-			errno = EINVAL;
-			return -1;
-		}
+		/* Other bits of val are ignored, as the kernel does. */
 		pm_catch_up();
 		if (val & PERF_IOC_FLAG_GROUP) {
 			set_state(e->leader, request);
