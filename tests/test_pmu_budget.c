@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Core PMU discovery, the counter budget, SHPMU_OPEN_NO_MULTIPLEX and the
+ * hybrid split, in every build: this machine has no core PMU, so a
+ * syscall table shows the library the sysfs files of one (plain or
+ * hybrid, or junk) and counts each hardware event it opens with a real
+ * software event (cpu-clock) on the same target, recording the attr and
+ * CPU it was asked for. What the kernel's hybrid PMUs refuse (an event on
+ * a CPU of another PMU type) it refuses too. The budget's arithmetic is
+ * checked against numbers worked out by hand here; test_pmu_model.c
+ * checks it against the PMU model's scheduling.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "helpers.h"
+#include "sys/sys.h"
+
+#define DEVICES "/sys/bus/event_source/devices/"
+
+/* The fake sysfs: path -> content; a path under DEVICES that is not here
+ * does not exist for core PMU names. */
+struct fake_file {
+	const char *path, *text;
+};
+
+static const struct fake_file *files;
+static size_t nfiles;
+
+/* What the fake perf_event_open was asked for. */
+struct opened {
+	uint32_t type;
+	uint64_t config;
+	int cpu;
+	pid_t pid;
+};
+static struct opened opened[256];
+static int nopened;
+/* The hybrid's CPU of each PMU type, for refusing a mismatch. */
+static uint32_t type_of_cpu[2];
+
+static int fake_openat(int dirfd, const char *path, int flags, void *arg)
+{
+	static const char *const core[] = {"cpu/", "cpu_core/", "cpu_atom/"};
+	int fd;
+
+	for (size_t i = 0; i < nfiles; i++) {
+		if (strcmp(path, files[i].path))
+			continue;
+		fd = memfd_create("fake", MFD_CLOEXEC);
+		cr_assert(fd >= 0);
+		cr_assert_eq(write(fd, files[i].text, strlen(files[i].text)),
+			     (ssize_t)strlen(files[i].text));
+		lseek(fd, 0, SEEK_SET);
+		return fd;
+	}
+	for (size_t i = 0; i < 3; i++)
+		if (!strncmp(path, DEVICES, strlen(DEVICES)) &&
+		    !strncmp(path + strlen(DEVICES), core[i], strlen(core[i]))) {
+			errno = ENOENT;
+			return -1;
+		}
+	if (!strcmp(path, "/proc/sys/kernel/nmi_watchdog")) {
+		errno = ENOENT;
+		return -1;
+	}
+	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
+}
+
+static int fake_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				int cpu, int group_fd, unsigned long flags,
+				void *arg)
+{
+	struct perf_event_attr sw = *attr;
+	uint32_t ext = (uint32_t)(attr->config >> 32);
+
+	if (attr->type == PERF_TYPE_SOFTWARE ||
+	    attr->type == PERF_TYPE_TRACEPOINT)
+		return shpmu_sys_kernel.perf_event_open(attr, pid, cpu,
+							group_fd, flags, arg);
+	/* A hybrid kernel: a CPU event of one PMU type on the other's CPU
+	 * does not exist. */
+	if (type_of_cpu[0] && cpu >= 0 && cpu < 2 &&
+	    (attr->type == PERF_TYPE_HARDWARE ||
+	     attr->type == PERF_TYPE_HW_CACHE) &&
+	    ext && ext != type_of_cpu[cpu]) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (nopened < 256)
+		opened[nopened++] = (struct opened){attr->type, attr->config,
+						    cpu, pid};
+	sw.type = PERF_TYPE_SOFTWARE;
+	sw.config = PERF_COUNT_SW_CPU_CLOCK;
+	return shpmu_sys_kernel.perf_event_open(&sw, pid, cpu, group_fd, flags,
+						arg);
+}
+
+static struct shpmu_sys_ops fake_ops;
+
+/* A context that sees the files given. */
+static struct shpmu *fake_context(const struct fake_file *f, size_t n,
+				  unsigned int flags)
+{
+	SHPMU_OPTS(opts, .log = record_log, .flags = flags,
+		   .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
+	struct shpmu *p;
+
+	files = f;
+	nfiles = n;
+	nopened = 0;
+	fake_ops = shpmu_sys_kernel;
+	fake_ops.openat = fake_openat;
+	fake_ops.perf_event_open = fake_perf_event_open;
+	shpmu__sys_ops_at_new = &fake_ops;
+	p = shpmu_new(&opts);
+	shpmu__sys_ops_at_new = NULL;
+	cr_assert(p, "shpmu_new: %s", strerror(errno));
+	return p;
+}
+
+#define FAKE(f) fake_context(f, sizeof(f) / sizeof(f[0]), 0)
+
+/* A plain x86 PMU: no cpus file (all possible CPUs), 4 + 3 counters. */
+static const struct fake_file plain[] = {
+	{DEVICES "cpu/type", "4\n"},
+	{DEVICES "cpu/caps/num_counters", "4\n"},
+	{DEVICES "cpu/caps/num_fixed_counters", "3\n"},
+	{"/proc/sys/kernel/nmi_watchdog", "0\n"},
+};
+
+/* Two general counters, no fixed one, and a watchdog holding neither
+ * (the budget is then easy to fill). */
+static const struct fake_file tight[] = {
+	{DEVICES "cpu/type", "4\n"},
+	{DEVICES "cpu/caps/num_counters", "3\n"},
+	{DEVICES "cpu/caps/num_fixed_counters", "0\n"},
+	{"/proc/sys/kernel/nmi_watchdog", "1\n"},
+};
+
+static const struct fake_file hybrid[] = {
+	{DEVICES "cpu_core/type", "4\n"},
+	{DEVICES "cpu_core/cpus", "0\n"},
+	{DEVICES "cpu_core/caps/num_counters", "8\n"},
+	{DEVICES "cpu_core/caps/num_fixed_counters", "3\n"},
+	{DEVICES "cpu_atom/type", "10\n"},
+	{DEVICES "cpu_atom/cpus", "1\n"},
+	{DEVICES "cpu_atom/caps/num_counters", "6\n"},
+	{DEVICES "cpu_atom/caps/num_fixed_counters", "3\n"},
+	{"/proc/sys/kernel/nmi_watchdog", "1\n"},
+};
+
+static struct perf_event_attr hw(uint64_t config)
+{
+	return (struct perf_event_attr){.size = sizeof(struct perf_event_attr),
+					.type = PERF_TYPE_HARDWARE,
+					.config = config};
+}
+
+static struct perf_event_attr raw(uint64_t config)
+{
+	return (struct perf_event_attr){.size = sizeof(struct perf_event_attr),
+					.type = PERF_TYPE_RAW,
+					.config = config};
+}
+
+static const struct shpmu_target all_cpus = {.kind = SHPMU_TARGET_CPU,
+					     .cpu = SHPMU_ALL_CPUS};
+
+/* The budget's rows, asserting there are n. */
+static void budget(struct shpmu *p, struct shpmu_pmu_budget *b, int n)
+{
+	cr_assert_eq(shpmu_pmu_budget(p, NULL, 0), n);
+	cr_assert_eq(shpmu_pmu_budget(p, b, (size_t)n), n);
+}
+
+static void setup(void)
+{
+	cr_assert_eq(online_cpus(), 2, "the fake PMUs are for 2 CPUs");
+}
+
+TestSuite(budget, .init = setup);
+
+Test(budget, no_core_pmu_here)
+{
+	SHPMU_OPTS(opts, .log = record_log);
+	struct shpmu *p = shpmu_new(&opts);
+	struct shpmu_pmu_budget b;
+	struct perf_event_attr a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct shpmu_target self = self_target();
+	int h;
+
+	cr_assert(p);
+	cr_expect_eq(shpmu_pmu_budget(p, NULL, 0), 0);
+	cr_expect_eq(shpmu_pmu_budget(p, &b, 1), 0);
+	/* Software events open whatever the flag. */
+	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
+	a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	h = shpmu_open_opts(p, &a, &self, &o);
+	cr_expect_geq(h, 0);
+	cr_expect_eq(shpmu_pmu_budget(p, NULL, 0), 0);
+	shpmu_free(p);
+}
+
+Test(budget, bad_input)
+{
+	struct shpmu *p = FAKE(plain);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target self = self_target();
+	struct shpmu_pmu_budget b[3];
+	struct shpmu_stats st;
+	struct shpmu_count c;
+	int h;
+
+	cr_expect_eq(shpmu_pmu_budget(NULL, b, 3), -EINVAL);
+	cr_expect_eq(shpmu_pmu_budget(p, NULL, 1), -EINVAL);
+	cr_expect_eq(errno, EINVAL);
+	{
+		SHPMU_OPEN_OPTS(o, .flags = 1u << 7);
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+		cr_expect(strstr(last_log, "unknown flags"), "%s", last_log);
+	}
+	{
+		SHPMU_OPEN_OPTS(o, .reserved[5] = 1);
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+	}
+	{
+		SHPMU_OPEN_OPTS(o, .pad = 1);
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+	}
+	{
+		SHPMU_OPEN_OPTS(o);
+		o.sz = 4;
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+	}
+	cr_expect_eq(shpmu_open_opts(NULL, &a, &self, NULL), -EINVAL);
+	cr_expect_eq(shpmu_open_opts(p, NULL, &self, NULL), -EINVAL);
+	cr_expect_eq(shpmu_get_stats(p, &st), 0);
+	cr_expect_eq(st.handles, 0, "nothing opened");
+	cr_expect_eq(count_perf_fds(), 0);
+	/* NULL opts is shpmu_open. */
+	h = shpmu_open_opts(p, &a, &self, NULL);
+	cr_assert_geq(h, 0);
+	cr_expect_eq(shpmu_read_pmu(p, h, NULL, &c), -EINVAL);
+	cr_expect_eq(shpmu_read_pmu(p, h, "cpu", NULL), -EINVAL);
+	cr_expect_eq(shpmu_read_pmu(NULL, h, "cpu", &c), -EINVAL);
+	cr_expect_eq(shpmu_read_pmu(p, h + 1, "cpu", &c), -EBADF);
+	/* A software event counts on no core PMU. */
+	cr_expect_eq(shpmu_read_pmu(p, h, "cpu", &c), -ENOENT);
+	shpmu_free(p);
+}
+
+Test(budget, discovers_a_plain_pmu)
+{
+	struct shpmu *p = FAKE(plain);
+	struct shpmu_pmu_budget b[3];
+
+	budget(p, b, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_expect_str_eq(b[i].pmu, "cpu");
+		cr_expect_eq(b[i].type, 4);
+		cr_expect_eq(b[i].general, 4);
+		cr_expect_eq(b[i].fixed, 3);
+		cr_expect_eq(b[i].watchdog, 0);
+		cr_expect_eq(b[i].used + b[i].wanted + b[i].multiplexing, 0);
+	}
+	/* No cpus file: every possible CPU, then the tasks' row. */
+	cr_expect_eq(b[0].cpu, 0);
+	cr_expect_eq(b[1].cpu, 1);
+	cr_expect_eq(b[2].cpu, -1);
+	/* Fewer rows than there are: n written, the count returned. */
+	memset(b, 0xff, sizeof(b));
+	cr_expect_eq(shpmu_pmu_budget(p, b, 1), 3);
+	cr_expect_eq(b[1].type, UINT32_MAX, "only n rows written");
+	shpmu_free(p);
+}
+
+Test(budget, discovers_a_hybrid_machine)
+{
+	struct shpmu *p = FAKE(hybrid);
+	struct shpmu_pmu_budget b[4];
+
+	budget(p, b, 4);
+	cr_expect_str_eq(b[0].pmu, "cpu_core");
+	cr_expect_eq(b[0].cpu, 0);
+	cr_expect_eq(b[0].type, 4);
+	cr_expect_eq(b[0].general, 8);
+	cr_expect_eq(b[1].cpu, -1);
+	cr_expect_str_eq(b[2].pmu, "cpu_atom");
+	cr_expect_eq(b[2].cpu, 1);
+	cr_expect_eq(b[2].type, 10);
+	cr_expect_eq(b[2].general, 6);
+	cr_expect_eq(b[2].fixed, 3);
+	cr_expect_eq(b[3].cpu, -1);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(b[i].watchdog, 1);
+	shpmu_free(p);
+}
+
+/* Whatever another process can write is checked: junk is ignored. */
+Test(budget, ignores_junk_in_sysfs)
+{
+	static const struct fake_file junk_type[] = {
+		{DEVICES "cpu/type", "4x\n"},
+		{DEVICES "cpu/caps/num_counters", "4\n"},
+	};
+	static const struct fake_file junk_cpus[] = {
+		{DEVICES "cpu_core/type", "4\n"},
+		{DEVICES "cpu_core/cpus", "3-1\n"},
+		{DEVICES "cpu_atom/type", "10\n"},
+		{DEVICES "cpu_atom/cpus", "1\n"},
+		{DEVICES "cpu_atom/caps/num_counters", "4\n"},
+		{"/proc/sys/kernel/nmi_watchdog", "2\n"},
+	};
+	static const struct fake_file junk_counters[] = {
+		{DEVICES "cpu/type", "4\n"},
+		{DEVICES "cpu/caps/num_counters", "99999999999999999999\n"},
+		{DEVICES "cpu/caps/num_fixed_counters", "-1\n"},
+	};
+	struct shpmu_pmu_budget b[3];
+	struct shpmu *p = FAKE(junk_type);
+
+	budget(p, b, 0);
+	cr_expect(strstr(last_log, "not a number"), "%s", last_log);
+	shpmu_free(p);
+
+	p = FAKE(junk_cpus);
+	budget(p, b, 2);
+	cr_expect_str_eq(b[0].pmu, "cpu_atom", "cpu_core's list is junk");
+	cr_expect_eq(b[0].cpu, 1);
+	cr_expect_eq(b[0].watchdog, 0, "a watchdog of 2 is junk");
+	shpmu_free(p);
+
+	/* Counters out of bounds: libpfm4's word instead, which on a CPU
+	 * it does not know is nothing (0: unknown). */
+	p = FAKE(junk_counters);
+	budget(p, b, 3);
+	cr_expect_leq(b[0].general, 64);
+	cr_expect_leq(b[0].fixed, 64);
+	shpmu_free(p);
+}
+
+Test(budget, counts_private_shared_and_group_events)
+{
+	struct shpmu *p = FAKE(plain);
+	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct perf_event_attr cycles_u = cycles, group[3];
+	struct shpmu_target self = self_target();
+	struct shpmu_pmu_budget b[3];
+	int h[6];
+
+	cycles_u.exclude_kernel = 1;
+	h[0] = shpmu_open(p, &cycles, &all_cpus);
+	h[1] = shpmu_open(p, &cycles, &all_cpus); /* shared */
+	h[2] = shpmu_open(p, &cycles, &all_cpus); /* shared */
+	budget(p, b, 3);
+	for (int cpu = 0; cpu < 2; cpu++) {
+		cr_expect_eq(b[cpu].used, 1, "one kernel event");
+		cr_expect_eq(b[cpu].used_fixed, 1, "cycles on its fixed counter");
+		cr_expect_eq(b[cpu].wanted, 3, "three handles");
+		cr_expect_eq(b[cpu].saved, 2);
+		cr_expect_eq(b[cpu].multiplexing, 0);
+	}
+	cr_expect_eq(b[2].used, 0, "no task event");
+	/* cycles:u is another event: the fixed counter is taken, so it
+	 * needs a general one. */
+	h[3] = shpmu_open(p, &cycles_u, &all_cpus);
+	group[0] = raw(0x11);
+	group[1] = raw(0x12);
+	group[2] = sw_attr(PERF_COUNT_SW_CPU_CLOCK, false);
+	h[4] = shpmu_open_group(p, group, 3, &self);
+	h[5] = shpmu_open_group(p, group, 3, &self);
+	for (int i = 0; i < 6; i++)
+		cr_assert_geq(h[i], 0, "open %d: %s", i, last_log);
+	budget(p, b, 3);
+	for (int cpu = 0; cpu < 2; cpu++) {
+		cr_expect_eq(b[cpu].used, 2);
+		cr_expect_eq(b[cpu].used_fixed, 1);
+		cr_expect_eq(b[cpu].wanted, 4);
+		cr_expect_eq(b[cpu].multiplexing, 0);
+	}
+	/* The group: two raw members, the software one needs nothing. */
+	cr_expect_eq(b[2].used, 2);
+	cr_expect_eq(b[2].used_fixed, 0);
+	cr_expect_eq(b[2].wanted, 4);
+	cr_expect_eq(b[2].saved, 2);
+	/* Closing gives it back. */
+	for (int i = 0; i < 6; i++)
+		cr_expect_eq(shpmu_close(p, h[i]), 0);
+	budget(p, b, 3);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(b[i].used + b[i].wanted, 0);
+	shpmu_free(p);
+}
+
+/* Three general counters, one the watchdog's: two raw events fit, the
+ * third does not. */
+Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
+{
+	struct shpmu *p = FAKE(tight);
+	struct perf_event_attr a[4] = {raw(0x1), raw(0x2), raw(0x3),
+				       hw(PERF_COUNT_HW_INSTRUCTIONS)};
+	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
+	struct shpmu_pmu_budget b[3], before[3];
+	struct shpmu_stats st;
+	int h1, h2, fds;
+
+	h1 = shpmu_open_opts(p, &a[0], &all_cpus, &o);
+	h2 = shpmu_open_opts(p, &a[1], &all_cpus, &o);
+	cr_assert_geq(h1, 0, "%s", last_log);
+	cr_assert_geq(h2, 0, "%s", last_log);
+	budget(p, before, 3);
+	cr_expect_eq(before[0].used, 2);
+	cr_expect_eq(before[0].multiplexing, 0);
+	fds = count_perf_fds();
+	/* The third would need a fourth general counter: refused, and
+	 * nothing is left of it. */
+	cr_expect_eq(shpmu_open_opts(p, &a[2], &all_cpus, &o), -EBUSY);
+	cr_expect(strstr(last_log, "PMU cpu, cpu 0"), "%s", last_log);
+	cr_expect(strstr(last_log, "NMI watchdog"), "%s", last_log);
+	cr_expect_eq(count_perf_fds(), fds);
+	budget(p, b, 3);
+	cr_expect_eq(memcmp(b, before, sizeof(b)), 0, "the budget unchanged");
+	cr_expect_eq(shpmu_get_stats(p, &st), 0);
+	cr_expect_eq(st.kernel_events, 2);
+	cr_expect_eq(st.handles, 2);
+	/* instructions has no fixed counter here either. */
+	cr_expect_eq(shpmu_open_opts(p, &a[3], &all_cpus, &o), -EBUSY);
+	/* Sharing costs nothing: never refused. */
+	cr_expect_geq(shpmu_open_opts(p, &a[0], &all_cpus, &o), 0);
+	/* Without the flag it opens, and the budget says it multiplexes. */
+	cr_expect_geq(shpmu_open(p, &a[2], &all_cpus), 0);
+	budget(p, b, 3);
+	cr_expect_eq(b[0].used, 3);
+	cr_expect_eq(b[0].multiplexing, 1);
+	cr_expect_eq(b[1].multiplexing, 1);
+	cr_expect_eq(b[2].multiplexing, 0, "no task event");
+	shpmu_free(p);
+}
+
+/* With a fixed counter free, cycles fits where a raw event does not. */
+Test(budget, no_multiplex_counts_fixed_counters)
+{
+	struct shpmu *p = FAKE(plain);
+	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
+	struct perf_event_attr a;
+	struct shpmu_target self = self_target();
+	struct shpmu_pmu_budget b[3];
+
+	for (uint64_t c = 1; c <= 4; c++) {
+		a = raw(c);
+		cr_assert_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s",
+			      last_log);
+	}
+	a = raw(5);
+	cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EBUSY);
+	cr_expect(strstr(last_log, "follow tasks"), "%s", last_log);
+	a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	cr_expect_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s", last_log);
+	a = hw(PERF_COUNT_HW_INSTRUCTIONS);
+	cr_expect_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s", last_log);
+	/* A second cycles event would need a general counter. */
+	a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	a.exclude_user = 1;
+	cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EBUSY);
+	budget(p, b, 3);
+	cr_expect_eq(b[2].used, 6);
+	cr_expect_eq(b[2].used_fixed, 2);
+	cr_expect_eq(b[2].multiplexing, 0);
+	cr_expect_eq(b[0].used, 0, "task events are not the CPUs'");
+	shpmu_free(p);
+}
+
+static int opened_on(uint32_t type, uint32_t ext, int cpu)
+{
+	int n = 0;
+
+	for (int i = 0; i < nopened; i++)
+		n += opened[i].type == type &&
+		     (uint32_t)(opened[i].config >> 32) == ext &&
+		     opened[i].cpu == cpu;
+	return n;
+}
+
+Test(budget, hybrid_splits_a_generic_event_by_pmu)
+{
+	struct shpmu *p = FAKE(hybrid);
+	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct perf_event_attr on_atom = cycles;
+	struct shpmu_target self = self_target();
+	struct shpmu_pmu_budget b[4];
+	struct shpmu_count c, core, atom;
+	int hc, ht, ha;
+
+	type_of_cpu[0] = 4;
+	type_of_cpu[1] = 10;
+	hc = shpmu_open(p, &cycles, &all_cpus);
+	cr_assert_geq(hc, 0, "%s", last_log);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 4, 0), 1);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, 1), 1);
+	ht = shpmu_open(p, &cycles, &self);
+	cr_assert_geq(ht, 0, "%s", last_log);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 4, -1), 1);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, -1), 1);
+	cr_expect_eq(nopened, 4);
+	/* An extended type the caller gave is kept: cpu_atom's on both. */
+	on_atom.config |= (uint64_t)10 << 32;
+	ha = shpmu_open(p, &on_atom, &self);
+	cr_assert_geq(ha, 0, "%s", last_log);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, -1), 2);
+	budget(p, b, 4);
+	cr_expect_eq(b[0].used, 1, "cpu_core on cpu 0");
+	cr_expect_eq(b[1].used, 1, "cpu_core's task row: the split task");
+	cr_expect_eq(b[2].used, 1, "cpu_atom on cpu 1");
+	cr_expect_eq(b[3].used, 2, "cpu_atom's task row: the split task's "
+				   "and the one on cpu_atom");
+	cr_expect_eq(b[3].used_fixed, 1, "one cycles on the fixed counter");
+	/* Per PMU, and summed. */
+	burn_cpu_ns(2000000);
+	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu_core", &core), 0);
+	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu_atom", &atom), 0);
+	cr_expect_eq(shpmu_read(p, ht, &c), 0);
+	cr_expect_geq(c.value, core.value + atom.value);
+	cr_expect_gt(core.value, 0, "the stand-in counts wherever it runs");
+	cr_expect_eq(shpmu_read_pmu(p, ha, "cpu_core", &c), -ENOENT);
+	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu", &c), -ENOENT);
+	/* A split task handle has no CPU sources. */
+	cr_expect_eq(shpmu_read_cpu(p, ht, -1, &c), -ENOENT);
+	cr_expect_eq(shpmu_read_pmu(p, hc, "cpu_atom", &c), 0);
+	cr_expect_eq(shpmu_read_cpu(p, hc, 1, &core), 0);
+	shpmu_free(p);
+	type_of_cpu[0] = type_of_cpu[1] = 0;
+}
+
+/* Not hybrid: the attr is opened as given, so the sharing key and the
+ * kernel events are what they were. */
+Test(budget, plain_pmu_keeps_the_attr)
+{
+	struct shpmu *p = FAKE(plain);
+	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct shpmu_target self = self_target();
+	struct shpmu_count c;
+	int h;
+
+	cr_assert_geq(shpmu_open(p, &cycles, &all_cpus), 0);
+	h = shpmu_open(p, &cycles, &self);
+	cr_assert_geq(h, 0);
+	cr_expect_eq(nopened, 3);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, 0), 1);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, 1), 1);
+	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, -1), 1);
+	cr_expect_eq(shpmu_read_pmu(p, h, "cpu", &c), 0);
+	cr_expect_eq(shpmu_read_cpu(p, h, -1, &c), 0);
+	shpmu_free(p);
+}
