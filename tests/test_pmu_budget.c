@@ -59,7 +59,8 @@ static int fake_openat(int dirfd, const char *path, int flags, void *arg)
 	}
 	for (size_t i = 0; i < 3; i++)
 		if (!strncmp(path, DEVICES, strlen(DEVICES)) &&
-		    !strncmp(path + strlen(DEVICES), core[i], strlen(core[i]))) {
+		    !strncmp(path + strlen(DEVICES), core[i],
+			     strlen(core[i]))) {
 			errno = ENOENT;
 			return -1;
 		}
@@ -91,8 +92,8 @@ static int fake_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 		return -1;
 	}
 	if (nopened < 256)
-		opened[nopened++] = (struct opened){attr->type, attr->config,
-						    cpu, pid};
+		opened[nopened++] =
+			(struct opened){attr->type, attr->config, cpu, pid};
 	sw.type = PERF_TYPE_SOFTWARE;
 	sw.config = PERF_COUNT_SW_CPU_CLOCK;
 	return shpmu_sys_kernel.perf_event_open(&sw, pid, cpu, group_fd, flags,
@@ -359,7 +360,8 @@ Test(budget, counts_private_shared_and_group_events)
 	budget(p, b, 3);
 	for (int cpu = 0; cpu < 2; cpu++) {
 		cr_expect_eq(b[cpu].used, 1, "one kernel event");
-		cr_expect_eq(b[cpu].used_fixed, 1, "cycles on its fixed counter");
+		cr_expect_eq(b[cpu].used_fixed, 1,
+			     "cycles on its fixed counter");
 		cr_expect_eq(b[cpu].wanted, 3, "three handles");
 		cr_expect_eq(b[cpu].saved, 2);
 		cr_expect_eq(b[cpu].multiplexing, 0);
@@ -515,8 +517,9 @@ Test(budget, hybrid_splits_a_generic_event_by_pmu)
 	cr_expect_eq(b[0].used, 1, "cpu_core on cpu 0");
 	cr_expect_eq(b[1].used, 1, "cpu_core's task row: the split task");
 	cr_expect_eq(b[2].used, 1, "cpu_atom on cpu 1");
-	cr_expect_eq(b[3].used, 2, "cpu_atom's task row: the split task's "
-				   "and the one on cpu_atom");
+	cr_expect_eq(b[3].used, 2,
+		     "cpu_atom's task row: the split task's "
+		     "and the one on cpu_atom");
 	cr_expect_eq(b[3].used_fixed, 1, "one cycles on the fixed counter");
 	/* Per PMU, and summed. */
 	burn_cpu_ns(2000000);
