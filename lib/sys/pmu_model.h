@@ -47,10 +47,10 @@ struct shpmu_sys_ops;
 
 /* The model's PMU types: a plain model has one PMU ("cpu"), a hybrid one
  * two ("cpu_core", "cpu_atom"). */
-#define PMU_MODEL_TYPE_FIRST 65536u
-#define PMU_MODEL_MAX_PMUS 2
+#define PMU_MODEL_TYPE_FIRST   65536u
+#define PMU_MODEL_MAX_PMUS     2
 #define PMU_MODEL_MAX_COUNTERS 32
-#define PMU_MODEL_MAX_FIXED 3
+#define PMU_MODEL_MAX_FIXED    3
 
 /* Events a model event counts per ns it runs: 1 + (config & 7) for a
  * generic, raw or model event (cycles 1, instructions 2, ...). */
@@ -84,10 +84,10 @@ void shpmu__pmu_model_advance(uint64_t ns);
 
 /* What the model knows of one of its fds. */
 enum pmu_model_state {
-	PMU_MODEL_OFF,	    /* disabled */
-	PMU_MODEL_WAITING,  /* enabled, not on a counter */
-	PMU_MODEL_RUNNING,  /* enabled, on a counter */
-	PMU_MODEL_ERROR,    /* pinned, could not go on */
+	PMU_MODEL_OFF,	   /* disabled */
+	PMU_MODEL_WAITING, /* enabled, not on a counter */
+	PMU_MODEL_RUNNING, /* enabled, on a counter */
+	PMU_MODEL_ERROR,   /* pinned, could not go on */
 };
 
 struct pmu_model_truth {
