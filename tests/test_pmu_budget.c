@@ -17,6 +17,9 @@
 #include <sys/mman.h>
 
 #include "helpers.h"
+#ifdef HAVE_BPF
+#include "host_procs.h"
+#endif
 #include "sys/sys.h"
 
 #define DEVICES "/sys/bus/event_source/devices/"
@@ -102,12 +105,10 @@ static int fake_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 
 static struct shpmu_sys_ops fake_ops;
 
-/* A context that sees the files given. */
-static struct shpmu *fake_context(const struct fake_file *f, size_t n,
-				  unsigned int flags)
+/* A context made with opts that sees the files given. */
+static struct shpmu *fake_context_opts(const struct fake_file *f, size_t n,
+				       const struct shpmu_opts *opts)
 {
-	SHPMU_OPTS(opts, .log = record_log, .flags = flags,
-		   .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
 	struct shpmu *p;
 
 	files = f;
@@ -117,13 +118,21 @@ static struct shpmu *fake_context(const struct fake_file *f, size_t n,
 	fake_ops.openat = fake_openat;
 	fake_ops.perf_event_open = fake_perf_event_open;
 	shpmu__sys_ops_at_new = &fake_ops;
-	p = shpmu_new(&opts);
+	p = shpmu_new(opts);
 	shpmu__sys_ops_at_new = NULL;
 	cr_assert(p, "shpmu_new: %s", strerror(errno));
 	return p;
 }
 
-#define FAKE(f) fake_context(f, sizeof(f) / sizeof(f[0]), 0)
+static struct shpmu *fake_context(const struct fake_file *f, size_t n)
+{
+	SHPMU_OPTS(opts, .log = record_log,
+		   .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
+
+	return fake_context_opts(f, n, &opts);
+}
+
+#define FAKE(f) fake_context(f, sizeof(f) / sizeof(f[0]))
 
 /* A plain x86 PMU: no cpus file (all possible CPUs), 4 + 3 counters. */
 static const struct fake_file plain[] = {
@@ -559,3 +568,49 @@ Test(budget, plain_pmu_keeps_the_attr)
 	cr_expect_eq(shpmu_read_cpu(p, h, -1, &c), 0);
 	shpmu_free(p);
 }
+
+#ifdef HAVE_BPF
+/* Host scope: the budget counts the domain's perf events, whichever
+ * member asked for them; its handles' wants are its own. The fake's
+ * stand-in events are real software ones, which the BPF backend's perf
+ * event array takes (the PMU model's cannot: the BPF backend is tested
+ * here only). */
+Test(budget, host_scope_counts_the_domain, .init = host_fs_setup,
+     .fini = host_fs_teardown)
+{
+	SHPMU_OPTS(opts, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
+		   .domain = "budget", .log = record_log);
+	size_t n = sizeof(tight) / sizeof(tight[0]);
+	struct shpmu *a = fake_context_opts(tight, n, &opts);
+	struct shpmu *b = fake_context_opts(tight, n, &opts);
+	struct perf_event_attr r1 = raw(0x1), r2 = raw(0x2), r3 = raw(0x3);
+	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
+	struct shpmu_pmu_budget ba[3], bb[3];
+	struct shpmu_stats st;
+
+	cr_assert_geq(shpmu_open(b, &r1, &all_cpus), 0, "%s", last_log);
+	cr_assert_geq(shpmu_open(b, &r2, &all_cpus), 0, "%s", last_log);
+	cr_assert_eq(shpmu_get_stats(b, &st), 0);
+	cr_assert_eq(st.kernel_fds, 0, "counted by the domain's BPF backend");
+	budget(a, ba, 3);
+	budget(b, bb, 3);
+	for (int cpu = 0; cpu < 2; cpu++) {
+		cr_expect_eq(ba[cpu].used, 2, "b's events, in a's budget");
+		cr_expect_eq(ba[cpu].wanted, 0);
+		cr_expect_eq(bb[cpu].used, 2);
+		cr_expect_eq(bb[cpu].wanted, 2);
+	}
+	/* A third raw event does not fit the domain's counters; one that
+	 * b holds costs nothing. */
+	cr_expect_eq(shpmu_open_opts(a, &r3, &all_cpus, &o), -EBUSY);
+	cr_expect(strstr(last_log, "does not fit"), "%s", last_log);
+	cr_expect_geq(shpmu_open_opts(a, &r1, &all_cpus, &o), 0, "%s",
+		      last_log);
+	budget(a, ba, 3);
+	cr_expect_eq(ba[0].used, 2);
+	cr_expect_eq(ba[0].wanted, 1);
+	cr_expect_eq(ba[0].saved, 0, "the domain's 2 counters, 1 wanted");
+	shpmu_free(a);
+	shpmu_free(b);
+}
+#endif

@@ -95,8 +95,8 @@ Test(budget_model, discovers_the_hybrid_model)
 		if (b[i].cpu >= 0) {
 			core += is_core;
 			/* The model's own view of which PMU a CPU has. */
-			cr_expect_eq(shpmu__pmu_model_counters_in_use(
-					     b[i].type, b[i].cpu),
+			cr_expect_eq(shpmu__pmu_model_counters_in_use(b[i].type,
+								      b[i].cpu),
 				     0);
 		}
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/context.h"
 #include "core/cpus.h"
 #include "core/kevent.h"
@@ -27,11 +28,6 @@ struct rows {
 	uint32_t offset[HW_PMUS_MAX + 1]; /* PMU p's rows: offset[p] ... */
 	struct need *need;
 	uint64_t serial;
-	/* The attrs of the BPF backend's events seen so far: it keeps one
-	 * perf event per attr and CPU for all of them. */
-	const struct event_key **shared;
-	const struct backend **shared_by;
-	uint32_t nshared;
 };
 
 static uint32_t row_of(const struct rows *r, int p, int cpu)
@@ -65,28 +61,13 @@ static void need_add(struct rows *r, uint32_t row, const struct event_key *e,
 		n->general++;
 }
 
-/* Whether the BPF backend's attr e was counted already; else remembers
- * it. */
-static bool shared_seen(struct rows *r, const struct kevent *ev,
-			const struct event_key *e)
-{
-	for (uint32_t i = 0; i < r->nshared; i++)
-		if (r->shared_by[i] == ev->backend &&
-		    !memcmp(r->shared[i], e, sizeof(*e)))
-			return true;
-	r->shared[r->nshared] = e;
-	r->shared_by[r->nshared++] = ev->backend;
-	return false;
-}
-
-/* Member m of an event of the BPF backend: a perf event on every CPU of
- * its PMU. */
+/* Member m of an event of the BPF backend: its handles want a counter on
+ * every CPU of its PMU; the backend's own perf event is the one used. */
 static void add_shared_member(struct rows *r, const struct kevent *ev,
 			      uint32_t m)
 {
 	const struct event_key *e = &ev->key.events[m];
 	const struct hw_pmus *hw = r->hw;
-	bool used = !shared_seen(r, ev, e);
 
 	for (uint32_t q = 0; q < hw->n; q++)
 		for (int c = 0; c < hw->pmu[q].ncpus; c++) {
@@ -94,8 +75,17 @@ static void add_shared_member(struct rows *r, const struct kevent *ev,
 
 			if (hw_pmu_of(hw, e, cpu, -1) == (int)q)
 				need_add(r, row_of(r, (int)q, cpu), e, ev->refs,
-					 used);
+					 false);
 		}
+}
+
+static void add_shared(struct rows *r, const struct budget_shared *s)
+{
+	int p = hw_pmu_of(r->hw, &s->key, s->cpu, -1);
+
+	r->serial++;
+	if (p >= 0)
+		need_add(r, row_of(r, p, s->cpu), &s->key, 0, true);
 }
 
 /* Member m of a classic event: one counter where each source counts. */
@@ -160,44 +150,31 @@ static void fill_row(const struct hw_pmus *hw, int p, int cpu,
 	out->saved = n->wanted > out->used ? n->wanted - out->used : 0;
 }
 
-static int rows_init(struct rows *r, struct shpmu *pmu,
-		     const struct hw_pmus *hw)
+static int rows_init(struct rows *r, const struct hw_pmus *hw)
 {
-	uint32_t nevents = 0;
-
 	memset(r, 0, sizeof(*r));
 	r->hw = hw;
 	for (uint32_t p = 0; p < hw->n; p++)
 		r->offset[p + 1] =
 			r->offset[p] + (uint32_t)hw->pmu[p].ncpus + 1;
-	for (struct kevent *ev = pmu->hw_events; ev; ev = ev->hw_next)
-		nevents += ev->key.nevents;
 	r->need = calloc(r->offset[hw->n] ?: 1, sizeof(*r->need));
-	r->shared = malloc((nevents + 1) * sizeof(*r->shared));
-	r->shared_by = malloc((nevents + 1) * sizeof(*r->shared_by));
-	if (r->need && r->shared && r->shared_by)
-		return 0;
-	free(r->need);
-	free(r->shared);
-	free(r->shared_by);
-	return -ENOMEM;
+	return r->need ? 0 : -ENOMEM;
 }
 
 static void rows_fini(struct rows *r)
 {
 	free(r->need);
-	free(r->shared);
-	free(r->shared_by);
 }
 
 int budget_compute(struct shpmu *pmu, const struct hw_pmus *hw,
+		   const struct budget_shared *shared, size_t nshared,
 		   struct shpmu_pmu_budget **out)
 {
 	struct shpmu_pmu_budget *rows;
 	struct rows r;
 	uint32_t total;
 
-	if (rows_init(&r, pmu, hw))
+	if (rows_init(&r, hw))
 		return -ENOMEM;
 	total = r.offset[hw->n];
 	rows = calloc(total ?: 1, sizeof(*rows));
@@ -207,6 +184,8 @@ int budget_compute(struct shpmu *pmu, const struct hw_pmus *hw,
 	}
 	for (struct kevent *ev = pmu->hw_events; ev; ev = ev->hw_next)
 		add_event(&r, ev);
+	for (size_t i = 0; i < nshared; i++)
+		add_shared(&r, &shared[i]);
 	for (uint32_t p = 0; p < hw->n; p++)
 		for (int c = 0; c <= hw->pmu[p].ncpus; c++)
 			fill_row(hw, (int)p,
@@ -271,24 +250,85 @@ static void explain_refusal(struct shpmu *pmu, const struct shpmu_pmu_budget *b,
 	       before->used_fixed, b->used);
 }
 
+struct collect {
+	struct budget_shared *list;
+	size_t n, cap;
+	int err;
+};
+
+static void collect_one(const struct event_key *key, uint32_t refs, int cpu,
+			void *arg)
+{
+	struct collect *c = arg;
+	struct budget_shared *grown;
+
+	if (c->err)
+		return;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		grown = realloc(c->list, c->cap * sizeof(*grown));
+		if (!grown) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->list = grown;
+	}
+	c->list[c->n++] = (struct budget_shared){*key, refs, cpu};
+}
+
+int budget_shared_collect(struct shpmu *pmu, struct budget_shared **out)
+{
+	struct backend *b = backend_shared(pmu);
+	struct collect c = {0};
+	int err = 0;
+
+	if (b && b->ops->shared_attrs)
+		err = b->ops->shared_attrs(pmu, b, collect_one, &c);
+	if (!err)
+		err = c.err;
+	if (err) {
+		free(c.list);
+		return err;
+	}
+	*out = c.list;
+	return (int)c.n;
+}
+
+/* The shared perf events there were before ev: without its attr when ev
+ * alone uses it (the backend made it for ev). */
+static size_t shared_before(const struct kevent *ev, struct budget_shared *s,
+			    size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(kevent_has_cache(ev) && s[i].refs <= 1 &&
+		      !memcmp(&s[i].key, &ev->key.events[0], sizeof(s[i].key))))
+			s[kept++] = s[i];
+	return kept;
+}
+
 int budget_check_fits(struct shpmu *pmu, struct kevent *ev)
 {
 	const struct hw_pmus *hw = hw_pmus_known(pmu);
-	struct shpmu_pmu_budget *before, *after;
-	int n, err = 0;
+	struct shpmu_pmu_budget *before = NULL, *after = NULL;
+	struct budget_shared *shared = NULL;
+	int n, nshared, err = 0;
 
 	if (!uses_counters(hw, ev))
 		return 0;
-	n = budget_compute(pmu, hw, &before);
-	if (n < 0)
-		return n;
+	nshared = budget_shared_collect(pmu, &shared);
+	if (nshared < 0)
+		return nshared;
+	pthread_mutex_lock(&pmu->lock);
 	budget_track(pmu, ev);
-	n = budget_compute(pmu, hw, &after);
+	n = budget_compute(pmu, hw, shared, (size_t)nshared, &after);
 	budget_untrack(pmu, ev);
-	if (n < 0) {
-		free(before);
-		return n;
-	}
+	if (n >= 0)
+		n = budget_compute(pmu, hw, shared,
+				   shared_before(ev, shared, (size_t)nshared),
+				   &before);
+	pthread_mutex_unlock(&pmu->lock);
 	for (int i = 0; i < n; i++)
 		if (after[i].used > before[i].used && after[i].multiplexing) {
 			explain_refusal(pmu, &after[i], &before[i]);
@@ -297,5 +337,6 @@ int budget_check_fits(struct shpmu *pmu, struct kevent *ev)
 		}
 	free(before);
 	free(after);
-	return err;
+	free(shared);
+	return n < 0 ? n : err;
 }

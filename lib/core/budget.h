@@ -6,10 +6,11 @@
  * one per PMU for the events that follow a task (cpu -1).
  *
  * A kernel event needs one counter per member on each CPU it has a source
- * on (a task's: the task row, once whatever its threads); an event of the
- * BPF backend, which keeps one perf event per attr and CPU for all its
- * kernel events, needs one on every CPU of its PMU, once per attr. wanted
- * counts the same per handle (refs).
+ * on (a task's: the task row, once whatever its threads). The BPF backend
+ * keeps one perf event per attr and CPU for all its kernel events (in
+ * host scope, for every member of the domain): each of those needs one
+ * counter on its CPU, whoever asked for it. wanted counts a counter per
+ * handle (refs) where its kernel event has one.
  */
 #ifndef SHPMU_BUDGET_H
 #define SHPMU_BUDGET_H
@@ -24,9 +25,23 @@
 struct shpmu;
 struct kevent;
 
-/* The rows of hw, filled from the context's events: how many, or -ENOMEM.
- * *rows is malloc'd. The create lock and the context lock held. */
+/* A perf event the BPF backend keeps for an attr on a CPU. */
+struct budget_shared {
+	struct event_key key;
+	uint32_t refs; /* kernel events on it, over the domain */
+	int cpu;
+};
+
+/* The BPF backend's perf events, into a malloc'd *out: how many, or
+ * -errno. The create lock held, not the context lock (the domain's lock
+ * may be taken). */
+int budget_shared_collect(struct shpmu *pmu, struct budget_shared **out);
+
+/* The rows of hw, filled from the context's events and the shared ones:
+ * how many, or -ENOMEM. *rows is malloc'd. The create lock and the
+ * context lock held. */
 int budget_compute(struct shpmu *pmu, const struct hw_pmus *hw,
+		   const struct budget_shared *shared, size_t nshared,
 		   struct shpmu_pmu_budget **rows);
 
 /* Puts a new kernel event on the budget's list, or takes it off (create
@@ -34,9 +49,9 @@ int budget_compute(struct shpmu *pmu, const struct hw_pmus *hw,
 void budget_track(struct shpmu *pmu, struct kevent *ev);
 void budget_untrack(struct shpmu *pmu, struct kevent *ev);
 
-/* SHPMU_OPEN_NO_MULTIPLEX: ev is new (not yet tracked, create lock held).
- * 0 when it fits everywhere it counts, -EBUSY logged with the first row it
- * does not fit in, or -ENOMEM. */
+/* SHPMU_OPEN_NO_MULTIPLEX: ev is new (not yet tracked; the create lock
+ * held, not the context lock). 0 when it fits everywhere it counts,
+ * -EBUSY logged with the first row it does not fit in, or -errno. */
 int budget_check_fits(struct shpmu *pmu, struct kevent *ev);
 
 #endif

@@ -110,11 +110,8 @@ static int know_pmus(struct shpmu *pmu, const struct share_key *key)
 static int check_fits(struct shpmu *pmu, struct opening *o)
 {
 	struct backend_cost cost;
-	int err;
+	int err = budget_check_fits(pmu, o->ev);
 
-	pthread_mutex_lock(&pmu->lock);
-	err = budget_check_fits(pmu, o->ev);
-	pthread_mutex_unlock(&pmu->lock);
 	if (err) {
 		kevent_free(pmu, o->ev, &cost);
 		o->ev = NULL;
