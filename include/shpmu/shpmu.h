@@ -276,9 +276,8 @@ enum shpmu_open_flags {
 	 * counters, less the NMI watchdog's, and the fixed counter of
 	 * cycles, instructions or ref-cycles where free), so that nothing
 	 * this context counts is multiplexed because of it. The budget is
-	 * this context's (in host scope, this process's): see
-	 * shpmu_pmu_budget(). An open that shares an existing kernel event
-	 * costs no counter and is never refused.
+	 * shpmu_pmu_budget()'s, host-wide in host scope. An open that shares an
+	 * existing kernel event costs no counter and is never refused.
 	 */
 	SHPMU_OPEN_NO_MULTIPLEX = 1u << 0,
 };
@@ -488,8 +487,11 @@ struct shpmu_pmu_budget {
  *        cycles, instructions or ref-cycles event goes on its fixed
  *        counter while that is free, every other on a general counter;
  *        the CPU multiplexes when the general ones needed are more than
- *        there are, less the watchdog's. In host scope the budget is this
- *        process's events' (the domain's other members are not counted).
+ *        there are, less the watchdog's. The BPF backend's perf events
+ *        (one per attr and CPU, whatever the number of targets) count
+ *        once each: in host scope those of every member of the domain,
+ *        which makes the budget host-wide for what the domain counts
+ *        (classic events other processes hold are not seen).
  * @param out room for n entries, or NULL with n 0 to ask how many there are
  * @return the number of entries there are (at most n written), 0 where
  *         the machine has no core PMU, -EINVAL (out NULL with n > 0), or

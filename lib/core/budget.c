@@ -242,8 +242,9 @@ static void explain_refusal(struct shpmu *pmu, const struct shpmu_pmu_budget *b,
 	pr_err(pmu,
 	       "shpmu_open: SHPMU_OPEN_NO_MULTIPLEX: the event does not fit "
 	       "on PMU %s, %s: %u general counters (%u held by the NMI "
-	       "watchdog) and %u fixed; this context's kernel events there "
-	       "need %u (%u on fixed counters), %u with this one: it would "
+	       "watchdog) and %u fixed; the events counted there (this "
+	       "context's, and its host domain's) need %u (%u on fixed "
+	       "counters), %u with this one: it would "
 	       "multiplex; close an event there, share one, or open it "
 	       "without the flag",
 	       b->pmu, where, b->general, b->watchdog, b->fixed, before->used,
