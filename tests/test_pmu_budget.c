@@ -547,6 +547,39 @@ Test(budget, hybrid_splits_a_generic_event_by_pmu)
 	type_of_cpu[0] = type_of_cpu[1] = 0;
 }
 
+/* A process: an event per thread and PMU type; the task row counts the
+ * process once per PMU, whatever its threads. */
+Test(budget, hybrid_splits_a_process_by_pmu)
+{
+	struct shpmu *p = FAKE(hybrid);
+	struct perf_event_attr ins = hw(PERF_COUNT_HW_INSTRUCTIONS);
+	struct shpmu_target proc = {.kind = SHPMU_TARGET_PROCESS, .cpu = -1};
+	struct shpmu_pmu_budget b[4];
+	struct shpmu_count core, atom, sum;
+	int h, core_fds = 0, atom_fds = 0;
+
+	h = shpmu_open(p, &ins, &proc);
+	cr_assert_geq(h, 0, "%s", last_log);
+	for (int i = 0; i < nopened; i++) {
+		core_fds += opened[i].config >> 32 == 4;
+		atom_fds += opened[i].config >> 32 == 10;
+	}
+	cr_expect_geq(core_fds, 1);
+	cr_expect_eq(core_fds, atom_fds, "a pair per thread");
+	cr_expect_eq(core_fds + atom_fds, nopened);
+	budget(p, b, 4);
+	cr_expect_eq(b[1].used, 1);
+	cr_expect_eq(b[3].used, 1);
+	cr_expect_eq(b[0].used + b[2].used, 0);
+	burn_cpu_ns(1000000);
+	cr_expect_eq(shpmu_read_pmu(p, h, "cpu_core", &core), 0);
+	cr_expect_eq(shpmu_read_pmu(p, h, "cpu_atom", &atom), 0);
+	cr_expect_eq(shpmu_read(p, h, &sum), 0);
+	cr_expect_gt(core.value, 0);
+	cr_expect_geq(sum.value, core.value + atom.value);
+	shpmu_free(p);
+}
+
 /* Not hybrid: the attr is opened as given, so the sharing key and the
  * kernel events are what they were. */
 Test(budget, plain_pmu_keeps_the_attr)
