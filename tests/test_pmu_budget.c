@@ -245,6 +245,23 @@ Test(budget, bad_input)
 		SHPMU_OPEN_OPTS(o);
 		o.sz = 4;
 		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+		o.sz = 1 << 20;
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EINVAL);
+	}
+	{
+		/* A larger struct from a later version, its tail zero. */
+		union {
+			struct shpmu_open_opts o;
+			unsigned char b[sizeof(struct shpmu_open_opts) + 16];
+		} big = {.b = {0}};
+		struct shpmu_open_opts *o = &big.o;
+
+		o->sz = sizeof(big);
+		h = shpmu_open_opts(p, &a, &self, o);
+		cr_expect_geq(h, 0);
+		cr_expect_eq(shpmu_close(p, h), 0);
+		big.b[sizeof(big) - 1] = 1;
+		cr_expect_eq(shpmu_open_opts(p, &a, &self, o), -EINVAL);
 	}
 	cr_expect_eq(shpmu_open_opts(NULL, &a, &self, NULL), -EINVAL);
 	cr_expect_eq(shpmu_open_opts(p, NULL, &self, NULL), -EINVAL);
@@ -325,6 +342,9 @@ Test(budget, ignores_junk_in_sysfs)
 		{DEVICES "cpu_atom/caps/num_counters", "4\n"},
 		{"/proc/sys/kernel/nmi_watchdog", "2\n"},
 	};
+	static const struct fake_file software_type[] = {
+		{DEVICES "cpu/type", "1\n"},
+	};
 	static const struct fake_file junk_counters[] = {
 		{DEVICES "cpu/type", "4\n"},
 		{DEVICES "cpu/caps/num_counters", "99999999999999999999\n"},
@@ -335,6 +355,13 @@ Test(budget, ignores_junk_in_sysfs)
 
 	budget(p, b, 0);
 	cr_expect(strstr(last_log, "not a number"), "%s", last_log);
+	shpmu_free(p);
+
+	/* A fixed type other than RAW would make software events look like
+	 * the PMU's. */
+	p = FAKE(software_type);
+	budget(p, b, 0);
+	cr_expect(strstr(last_log, "not a core PMU's"), "%s", last_log);
 	shpmu_free(p);
 
 	p = FAKE(junk_cpus);

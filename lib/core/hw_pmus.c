@@ -134,6 +134,15 @@ static int add_pmu(struct shpmu *pmu, struct hw_pmus *hw, const char *name)
 		return 0;
 	if (err)
 		return err;
+	/* A core PMU is PERF_TYPE_RAW's (x86's cpu) or a dynamic type:
+	 * one of the fixed types would make their events look like its. */
+	if (type != PERF_TYPE_RAW && type < PERF_TYPE_MAX) {
+		pr_warn(pmu,
+			"PMU discovery: ignoring %s: type %llu is not a "
+			"core PMU's",
+			path, (unsigned long long)type);
+		return 0;
+	}
 	memset(p, 0, sizeof(*p));
 	strcpy(p->name, name);
 	p->type = (uint32_t)type;

@@ -381,7 +381,8 @@ static int open_opts_check(struct shpmu *pmu,
 	*flags = 0;
 	if (!opts)
 		return 0;
-	if (opts->sz < known) {
+	/* Bounded as an attr is: the tail is read byte by byte. */
+	if (opts->sz < known || opts->sz > 4096) {
 		pr_err(pmu,
 		       "shpmu_open_opts: opts->sz %zu is too small: use "
 		       "SHPMU_OPEN_OPTS()",
