@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -476,6 +477,47 @@ Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
 	cr_expect_eq(b[0].multiplexing, 1);
 	cr_expect_eq(b[1].multiplexing, 1);
 	cr_expect_eq(b[2].multiplexing, 0, "no task event");
+	shpmu_free(p);
+}
+
+struct racer {
+	struct shpmu *p;
+	uint64_t config;
+	int h;
+};
+
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct perf_event_attr a = raw(r->config);
+	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
+
+	r->h = shpmu_open_opts(r->p, &a, &all_cpus, &o);
+	return NULL;
+}
+
+/* Eight opens at once for two free counters: exactly two get in. */
+Test(budget, no_multiplex_lets_no_two_opens_squeeze_in)
+{
+	struct shpmu *p = FAKE(tight);
+	struct racer r[8];
+	pthread_t t[8];
+	struct shpmu_pmu_budget b[3];
+	int ok = 0;
+
+	for (int i = 0; i < 8; i++) {
+		r[i] = (struct racer){p, 0x100 + (uint64_t)i, 0};
+		cr_assert_eq(pthread_create(&t[i], NULL, race_open, &r[i]), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		cr_expect(r[i].h >= 0 || r[i].h == -EBUSY, "%d", r[i].h);
+		ok += r[i].h >= 0;
+	}
+	cr_expect_eq(ok, 2);
+	budget(p, b, 3);
+	cr_expect_eq(b[0].used, 2);
+	cr_expect_eq(b[0].multiplexing, 0);
 	shpmu_free(p);
 }
 
