@@ -472,8 +472,10 @@ struct shpmu_pmu_budget {
 	uint32_t watchdog; /**< general counters the NMI watchdog holds */
 	/** counters this context's distinct kernel events need here */
 	uint32_t used;
-	uint32_t used_fixed;   /**< of used, those on fixed counters */
-	uint32_t multiplexing; /**< 1: used does not fit: counts are scaled */
+	uint32_t used_fixed; /**< of used, those on fixed counters */
+	/** 1: used does not fit: counts are scaled (a pinned event that
+	 *  does not fit is not scaled but stops counting) */
+	uint32_t multiplexing;
 	/** counters its handles would need with an event each (no sharing) */
 	uint64_t wanted;
 	uint64_t saved;	      /**< wanted - used: what sharing saves */
