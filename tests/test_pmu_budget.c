@@ -1,192 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Core PMU discovery, the counter budget, SHPMU_OPEN_NO_MULTIPLEX and the
- * hybrid split, in every build: this machine has no core PMU, so a
- * syscall table shows the library the sysfs files of one (plain or
- * hybrid, or junk) and counts each hardware event it opens with a real
- * software event (cpu-clock) on the same target, recording the attr and
- * CPU it was asked for. What the kernel's hybrid PMUs refuse (an event on
- * a CPU of another PMU type) it refuses too. The budget's arithmetic is
- * checked against numbers worked out by hand here; test_pmu_model.c
- * checks it against the PMU model's scheduling.
+ * Core PMU discovery, the counter budget and SHPMU_OPEN_NO_MULTIPLEX in
+ * every build: this machine has no core PMU, so the fake one of
+ * fake_pmus.h stands in (plain, hybrid, or junk). The budget's arithmetic
+ * is checked against numbers worked out by hand here;
+ * test_pmu_budget_model.c checks it against the PMU model's scheduling.
  */
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
+#include "fake_pmus.h"
 #include "helpers.h"
 #ifdef HAVE_BPF
 #include "host_procs.h"
 #endif
-#include "sys/sys.h"
-
-#define DEVICES "/sys/bus/event_source/devices/"
-
-/* The fake sysfs: path -> content; a path under DEVICES that is not here
- * does not exist for core PMU names. */
-struct fake_file {
-	const char *path, *text;
-};
-
-static const struct fake_file *files;
-static size_t nfiles;
-
-/* What the fake perf_event_open was asked for. */
-struct opened {
-	uint32_t type;
-	uint64_t config;
-	int cpu;
-	pid_t pid;
-};
-static struct opened opened[256];
-static int nopened;
-/* The hybrid's CPU of each PMU type, for refusing a mismatch. */
-static uint32_t type_of_cpu[2];
-
-static int fake_openat(int dirfd, const char *path, int flags, void *arg)
-{
-	static const char *const core[] = {"cpu/", "cpu_core/", "cpu_atom/"};
-	int fd;
-
-	for (size_t i = 0; i < nfiles; i++) {
-		if (strcmp(path, files[i].path))
-			continue;
-		fd = memfd_create("fake", MFD_CLOEXEC);
-		cr_assert(fd >= 0);
-		cr_assert_eq(write(fd, files[i].text, strlen(files[i].text)),
-			     (ssize_t)strlen(files[i].text));
-		lseek(fd, 0, SEEK_SET);
-		return fd;
-	}
-	for (size_t i = 0; i < 3; i++)
-		if (!strncmp(path, DEVICES, strlen(DEVICES)) &&
-		    !strncmp(path + strlen(DEVICES), core[i],
-			     strlen(core[i]))) {
-			errno = ENOENT;
-			return -1;
-		}
-	if (!strcmp(path, "/proc/sys/kernel/nmi_watchdog")) {
-		errno = ENOENT;
-		return -1;
-	}
-	return shpmu_sys_kernel.openat(dirfd, path, flags, arg);
-}
-
-static int fake_perf_event_open(struct perf_event_attr *attr, pid_t pid,
-				int cpu, int group_fd, unsigned long flags,
-				void *arg)
-{
-	struct perf_event_attr sw = *attr;
-	uint32_t ext = (uint32_t)(attr->config >> 32);
-
-	if (attr->type == PERF_TYPE_SOFTWARE ||
-	    attr->type == PERF_TYPE_TRACEPOINT)
-		return shpmu_sys_kernel.perf_event_open(attr, pid, cpu,
-							group_fd, flags, arg);
-	/* A hybrid kernel: a CPU event of one PMU type on the other's CPU
-	 * does not exist. */
-	if (type_of_cpu[0] && cpu >= 0 && cpu < 2 &&
-	    (attr->type == PERF_TYPE_HARDWARE ||
-	     attr->type == PERF_TYPE_HW_CACHE) &&
-	    ext && ext != type_of_cpu[cpu]) {
-		errno = ENOENT;
-		return -1;
-	}
-	if (nopened < 256)
-		opened[nopened++] =
-			(struct opened){attr->type, attr->config, cpu, pid};
-	sw.type = PERF_TYPE_SOFTWARE;
-	sw.config = PERF_COUNT_SW_CPU_CLOCK;
-	return shpmu_sys_kernel.perf_event_open(&sw, pid, cpu, group_fd, flags,
-						arg);
-}
-
-static struct shpmu_sys_ops fake_ops;
-
-/* A context made with opts that sees the files given. */
-static struct shpmu *fake_context_opts(const struct fake_file *f, size_t n,
-				       const struct shpmu_opts *opts)
-{
-	struct shpmu *p;
-
-	files = f;
-	nfiles = n;
-	nopened = 0;
-	fake_ops = shpmu_sys_kernel;
-	fake_ops.openat = fake_openat;
-	fake_ops.perf_event_open = fake_perf_event_open;
-	shpmu__sys_ops_at_new = &fake_ops;
-	p = shpmu_new(opts);
-	shpmu__sys_ops_at_new = NULL;
-	cr_assert(p, "shpmu_new: %s", strerror(errno));
-	return p;
-}
-
-static struct shpmu *fake_context(const struct fake_file *f, size_t n)
-{
-	SHPMU_OPTS(opts, .log = record_log,
-		   .cgroup_backend = SHPMU_CGROUP_BACKEND_PERF);
-
-	return fake_context_opts(f, n, &opts);
-}
-
-#define FAKE(f) fake_context(f, sizeof(f) / sizeof(f[0]))
-
-/* A plain x86 PMU: no cpus file (all possible CPUs), 4 + 3 counters. */
-static const struct fake_file plain[] = {
-	{DEVICES "cpu/type", "4\n"},
-	{DEVICES "cpu/caps/num_counters", "4\n"},
-	{DEVICES "cpu/caps/num_fixed_counters", "3\n"},
-	{"/proc/sys/kernel/nmi_watchdog", "0\n"},
-};
-
-/* Two general counters, no fixed one, and a watchdog holding neither
- * (the budget is then easy to fill). */
-static const struct fake_file tight[] = {
-	{DEVICES "cpu/type", "4\n"},
-	{DEVICES "cpu/caps/num_counters", "3\n"},
-	{DEVICES "cpu/caps/num_fixed_counters", "0\n"},
-	{"/proc/sys/kernel/nmi_watchdog", "1\n"},
-};
-
-static const struct fake_file hybrid[] = {
-	{DEVICES "cpu_core/type", "4\n"},
-	{DEVICES "cpu_core/cpus", "0\n"},
-	{DEVICES "cpu_core/caps/num_counters", "8\n"},
-	{DEVICES "cpu_core/caps/num_fixed_counters", "3\n"},
-	{DEVICES "cpu_atom/type", "10\n"},
-	{DEVICES "cpu_atom/cpus", "1\n"},
-	{DEVICES "cpu_atom/caps/num_counters", "6\n"},
-	{DEVICES "cpu_atom/caps/num_fixed_counters", "3\n"},
-	{"/proc/sys/kernel/nmi_watchdog", "1\n"},
-};
-
-static struct perf_event_attr hw(uint64_t config)
-{
-	return (struct perf_event_attr){.size = sizeof(struct perf_event_attr),
-					.type = PERF_TYPE_HARDWARE,
-					.config = config};
-}
-
-static struct perf_event_attr raw(uint64_t config)
-{
-	return (struct perf_event_attr){.size = sizeof(struct perf_event_attr),
-					.type = PERF_TYPE_RAW,
-					.config = config};
-}
 
 static const struct shpmu_target all_cpus = {.kind = SHPMU_TARGET_CPU,
 					     .cpu = SHPMU_ALL_CPUS};
-
-/* The budget's rows, asserting there are n. */
-static void budget(struct shpmu *p, struct shpmu_pmu_budget *b, int n)
-{
-	cr_assert_eq(shpmu_pmu_budget(p, NULL, 0), n);
-	cr_assert_eq(shpmu_pmu_budget(p, b, (size_t)n), n);
-}
 
 static void setup(void)
 {
@@ -200,7 +32,7 @@ Test(budget, no_core_pmu_here)
 	SHPMU_OPTS(opts, .log = record_log);
 	struct shpmu *p = shpmu_new(&opts);
 	struct shpmu_pmu_budget b;
-	struct perf_event_attr a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct perf_event_attr a = fake_hw(PERF_COUNT_HW_CPU_CYCLES);
 	struct shpmu_target self = self_target();
 	int h;
 
@@ -218,7 +50,7 @@ Test(budget, no_core_pmu_here)
 
 Test(budget, bad_input)
 {
-	struct shpmu *p = FAKE(plain);
+	struct shpmu *p = fake_context(&fake_plain, NULL);
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct shpmu_target self = self_target();
 	struct shpmu_pmu_budget b[3];
@@ -283,10 +115,10 @@ Test(budget, bad_input)
 
 Test(budget, discovers_a_plain_pmu)
 {
-	struct shpmu *p = FAKE(plain);
+	struct shpmu *p = fake_context(&fake_plain, NULL);
 	struct shpmu_pmu_budget b[3];
 
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	for (int i = 0; i < 3; i++) {
 		cr_expect_str_eq(b[i].pmu, "cpu");
 		cr_expect_eq(b[i].type, 4);
@@ -308,10 +140,10 @@ Test(budget, discovers_a_plain_pmu)
 
 Test(budget, discovers_a_hybrid_machine)
 {
-	struct shpmu *p = FAKE(hybrid);
+	struct shpmu *p = fake_context(&fake_hybrid, NULL);
 	struct shpmu_pmu_budget b[4];
 
-	budget(p, b, 4);
+	fake_budget(p, b, 4);
 	cr_expect_str_eq(b[0].pmu, "cpu_core");
 	cr_expect_eq(b[0].cpu, 0);
 	cr_expect_eq(b[0].type, 4);
@@ -332,41 +164,42 @@ Test(budget, discovers_a_hybrid_machine)
 Test(budget, ignores_junk_in_sysfs)
 {
 	static const struct fake_file junk_type[] = {
-		{DEVICES "cpu/type", "4x\n"},
-		{DEVICES "cpu/caps/num_counters", "4\n"},
+		{FAKE_DEVICES "cpu/type", "4x\n"},
+		{FAKE_DEVICES "cpu/caps/num_counters", "4\n"},
 	};
 	static const struct fake_file junk_cpus[] = {
-		{DEVICES "cpu_core/type", "4\n"},
-		{DEVICES "cpu_core/cpus", "3-1\n"},
-		{DEVICES "cpu_atom/type", "10\n"},
-		{DEVICES "cpu_atom/cpus", "1\n"},
-		{DEVICES "cpu_atom/caps/num_counters", "4\n"},
+		{FAKE_DEVICES "cpu_core/type", "4\n"},
+		{FAKE_DEVICES "cpu_core/cpus", "3-1\n"},
+		{FAKE_DEVICES "cpu_atom/type", "10\n"},
+		{FAKE_DEVICES "cpu_atom/cpus", "1\n"},
+		{FAKE_DEVICES "cpu_atom/caps/num_counters", "4\n"},
 		{"/proc/sys/kernel/nmi_watchdog", "2\n"},
 	};
 	static const struct fake_file software_type[] = {
-		{DEVICES "cpu/type", "1\n"},
+		{FAKE_DEVICES "cpu/type", "1\n"},
 	};
 	static const struct fake_file junk_counters[] = {
-		{DEVICES "cpu/type", "4\n"},
-		{DEVICES "cpu/caps/num_counters", "99999999999999999999\n"},
-		{DEVICES "cpu/caps/num_fixed_counters", "-1\n"},
+		{FAKE_DEVICES "cpu/type", "4\n"},
+		{FAKE_DEVICES "cpu/caps/num_counters",
+		 "99999999999999999999\n"},
+		{FAKE_DEVICES "cpu/caps/num_fixed_counters", "-1\n"},
 	};
 	struct shpmu_pmu_budget b[3];
-	struct shpmu *p = FAKE(junk_type);
+	struct shpmu *p = fake_context(&FAKE_SPEC(junk_type), NULL);
 
-	budget(p, b, 0);
+	fake_budget(p, b, 0);
 	cr_expect(strstr(last_log, "not a number"), "%s", last_log);
 	shpmu_free(p);
 
 	/* A fixed type other than RAW would make software events look like
 	 * the PMU's. */
-	p = FAKE(software_type);
-	budget(p, b, 0);
+	p = fake_context(&FAKE_SPEC(software_type), NULL);
+	fake_budget(p, b, 0);
 	cr_expect(strstr(last_log, "not a core PMU's"), "%s", last_log);
 	shpmu_free(p);
 
-	p = FAKE(junk_cpus);
-	budget(p, b, 2);
+	p = fake_context(&FAKE_SPEC(junk_cpus), NULL);
+	fake_budget(p, b, 2);
 	cr_expect_str_eq(b[0].pmu, "cpu_atom", "cpu_core's list is junk");
 	cr_expect_eq(b[0].cpu, 1);
 	cr_expect_eq(b[0].watchdog, 0, "a watchdog of 2 is junk");
@@ -374,8 +207,8 @@ Test(budget, ignores_junk_in_sysfs)
 
 	/* Counters out of bounds: libpfm4's word instead, which on a CPU
 	 * it does not know is nothing (0: unknown). */
-	p = FAKE(junk_counters);
-	budget(p, b, 3);
+	p = fake_context(&FAKE_SPEC(junk_counters), NULL);
+	fake_budget(p, b, 3);
 	cr_expect_leq(b[0].general, 64);
 	cr_expect_leq(b[0].fixed, 64);
 	shpmu_free(p);
@@ -383,8 +216,8 @@ Test(budget, ignores_junk_in_sysfs)
 
 Test(budget, counts_private_shared_and_group_events)
 {
-	struct shpmu *p = FAKE(plain);
-	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
+	struct shpmu *p = fake_context(&fake_plain, NULL);
+	struct perf_event_attr cycles = fake_hw(PERF_COUNT_HW_CPU_CYCLES);
 	struct perf_event_attr cycles_u = cycles, group[3];
 	struct shpmu_target self = self_target();
 	struct shpmu_pmu_budget b[3];
@@ -394,7 +227,7 @@ Test(budget, counts_private_shared_and_group_events)
 	h[0] = shpmu_open(p, &cycles, &all_cpus);
 	h[1] = shpmu_open(p, &cycles, &all_cpus); /* shared */
 	h[2] = shpmu_open(p, &cycles, &all_cpus); /* shared */
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	for (int cpu = 0; cpu < 2; cpu++) {
 		cr_expect_eq(b[cpu].used, 1, "one kernel event");
 		cr_expect_eq(b[cpu].used_fixed, 1,
@@ -407,14 +240,14 @@ Test(budget, counts_private_shared_and_group_events)
 	/* cycles:u is another event: the fixed counter is taken, so it
 	 * needs a general one. */
 	h[3] = shpmu_open(p, &cycles_u, &all_cpus);
-	group[0] = raw(0x11);
-	group[1] = raw(0x12);
+	group[0] = fake_raw(0x11);
+	group[1] = fake_raw(0x12);
 	group[2] = sw_attr(PERF_COUNT_SW_CPU_CLOCK, false);
 	h[4] = shpmu_open_group(p, group, 3, &self);
 	h[5] = shpmu_open_group(p, group, 3, &self);
 	for (int i = 0; i < 6; i++)
 		cr_assert_geq(h[i], 0, "open %d: %s", i, last_log);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	for (int cpu = 0; cpu < 2; cpu++) {
 		cr_expect_eq(b[cpu].used, 2);
 		cr_expect_eq(b[cpu].used_fixed, 1);
@@ -429,19 +262,20 @@ Test(budget, counts_private_shared_and_group_events)
 	/* Closing gives it back. */
 	for (int i = 0; i < 6; i++)
 		cr_expect_eq(shpmu_close(p, h[i]), 0);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	for (int i = 0; i < 3; i++)
 		cr_expect_eq(b[i].used + b[i].wanted, 0);
 	shpmu_free(p);
 }
 
-/* Three general counters, one the watchdog's: two raw events fit, the
- * third does not. */
+/* fake_tight: three general counters, one the watchdog's: two raw events
+ * fit, the third does not. */
 Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
 {
-	struct shpmu *p = FAKE(tight);
-	struct perf_event_attr a[4] = {raw(0x1), raw(0x2), raw(0x3),
-				       hw(PERF_COUNT_HW_INSTRUCTIONS)};
+	struct shpmu *p = fake_context(&fake_tight, NULL);
+	struct perf_event_attr a[4] = {fake_raw(0x1), fake_raw(0x2),
+				       fake_raw(0x3),
+				       fake_hw(PERF_COUNT_HW_INSTRUCTIONS)};
 	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
 	struct shpmu_pmu_budget b[3], before[3];
 	struct shpmu_stats st;
@@ -451,7 +285,7 @@ Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
 	h2 = shpmu_open_opts(p, &a[1], &all_cpus, &o);
 	cr_assert_geq(h1, 0, "%s", last_log);
 	cr_assert_geq(h2, 0, "%s", last_log);
-	budget(p, before, 3);
+	fake_budget(p, before, 3);
 	cr_expect_eq(before[0].used, 2);
 	cr_expect_eq(before[0].multiplexing, 0);
 	fds = count_perf_fds();
@@ -461,7 +295,7 @@ Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
 	cr_expect(strstr(last_log, "PMU cpu, cpu 0"), "%s", last_log);
 	cr_expect(strstr(last_log, "NMI watchdog"), "%s", last_log);
 	cr_expect_eq(count_perf_fds(), fds);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	cr_expect_eq(memcmp(b, before, sizeof(b)), 0, "the budget unchanged");
 	cr_expect_eq(shpmu_get_stats(p, &st), 0);
 	cr_expect_eq(st.kernel_events, 2);
@@ -472,7 +306,7 @@ Test(budget, no_multiplex_refuses_the_first_that_does_not_fit)
 	cr_expect_geq(shpmu_open_opts(p, &a[0], &all_cpus, &o), 0);
 	/* Without the flag it opens, and the budget says it multiplexes. */
 	cr_expect_geq(shpmu_open(p, &a[2], &all_cpus), 0);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	cr_expect_eq(b[0].used, 3);
 	cr_expect_eq(b[0].multiplexing, 1);
 	cr_expect_eq(b[1].multiplexing, 1);
@@ -489,7 +323,7 @@ struct racer {
 static void *race_open(void *arg)
 {
 	struct racer *r = arg;
-	struct perf_event_attr a = raw(r->config);
+	struct perf_event_attr a = fake_raw(r->config);
 	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
 
 	r->h = shpmu_open_opts(r->p, &a, &all_cpus, &o);
@@ -499,7 +333,7 @@ static void *race_open(void *arg)
 /* Eight opens at once for two free counters: exactly two get in. */
 Test(budget, no_multiplex_lets_no_two_opens_squeeze_in)
 {
-	struct shpmu *p = FAKE(tight);
+	struct shpmu *p = fake_context(&fake_tight, NULL);
 	struct racer r[8];
 	pthread_t t[8];
 	struct shpmu_pmu_budget b[3];
@@ -515,7 +349,7 @@ Test(budget, no_multiplex_lets_no_two_opens_squeeze_in)
 		ok += r[i].h >= 0;
 	}
 	cr_expect_eq(ok, 2);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	cr_expect_eq(b[0].used, 2);
 	cr_expect_eq(b[0].multiplexing, 0);
 	shpmu_free(p);
@@ -524,150 +358,33 @@ Test(budget, no_multiplex_lets_no_two_opens_squeeze_in)
 /* With a fixed counter free, cycles fits where a raw event does not. */
 Test(budget, no_multiplex_counts_fixed_counters)
 {
-	struct shpmu *p = FAKE(plain);
+	struct shpmu *p = fake_context(&fake_plain, NULL);
 	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
 	struct perf_event_attr a;
 	struct shpmu_target self = self_target();
 	struct shpmu_pmu_budget b[3];
 
 	for (uint64_t c = 1; c <= 4; c++) {
-		a = raw(c);
+		a = fake_raw(c);
 		cr_assert_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s",
 			      last_log);
 	}
-	a = raw(5);
+	a = fake_raw(5);
 	cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EBUSY);
 	cr_expect(strstr(last_log, "follow tasks"), "%s", last_log);
-	a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	a = fake_hw(PERF_COUNT_HW_CPU_CYCLES);
 	cr_expect_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s", last_log);
-	a = hw(PERF_COUNT_HW_INSTRUCTIONS);
+	a = fake_hw(PERF_COUNT_HW_INSTRUCTIONS);
 	cr_expect_geq(shpmu_open_opts(p, &a, &self, &o), 0, "%s", last_log);
 	/* A second cycles event would need a general counter. */
-	a = hw(PERF_COUNT_HW_CPU_CYCLES);
+	a = fake_hw(PERF_COUNT_HW_CPU_CYCLES);
 	a.exclude_user = 1;
 	cr_expect_eq(shpmu_open_opts(p, &a, &self, &o), -EBUSY);
-	budget(p, b, 3);
+	fake_budget(p, b, 3);
 	cr_expect_eq(b[2].used, 6);
 	cr_expect_eq(b[2].used_fixed, 2);
 	cr_expect_eq(b[2].multiplexing, 0);
 	cr_expect_eq(b[0].used, 0, "task events are not the CPUs'");
-	shpmu_free(p);
-}
-
-static int opened_on(uint32_t type, uint32_t ext, int cpu)
-{
-	int n = 0;
-
-	for (int i = 0; i < nopened; i++)
-		n += opened[i].type == type &&
-		     (uint32_t)(opened[i].config >> 32) == ext &&
-		     opened[i].cpu == cpu;
-	return n;
-}
-
-Test(budget, hybrid_splits_a_generic_event_by_pmu)
-{
-	struct shpmu *p = FAKE(hybrid);
-	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
-	struct perf_event_attr on_atom = cycles;
-	struct shpmu_target self = self_target();
-	struct shpmu_pmu_budget b[4];
-	struct shpmu_count c, core, atom;
-	int hc, ht, ha;
-
-	type_of_cpu[0] = 4;
-	type_of_cpu[1] = 10;
-	hc = shpmu_open(p, &cycles, &all_cpus);
-	cr_assert_geq(hc, 0, "%s", last_log);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 4, 0), 1);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, 1), 1);
-	ht = shpmu_open(p, &cycles, &self);
-	cr_assert_geq(ht, 0, "%s", last_log);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 4, -1), 1);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, -1), 1);
-	cr_expect_eq(nopened, 4);
-	/* An extended type the caller gave is kept: cpu_atom's on both. */
-	on_atom.config |= (uint64_t)10 << 32;
-	ha = shpmu_open(p, &on_atom, &self);
-	cr_assert_geq(ha, 0, "%s", last_log);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 10, -1), 2);
-	budget(p, b, 4);
-	cr_expect_eq(b[0].used, 1, "cpu_core on cpu 0");
-	cr_expect_eq(b[1].used, 1, "cpu_core's task row: the split task");
-	cr_expect_eq(b[2].used, 1, "cpu_atom on cpu 1");
-	cr_expect_eq(b[3].used, 2,
-		     "cpu_atom's task row: the split task's "
-		     "and the one on cpu_atom");
-	cr_expect_eq(b[3].used_fixed, 1, "one cycles on the fixed counter");
-	/* Per PMU, and summed. */
-	burn_cpu_ns(2000000);
-	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu_core", &core), 0);
-	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu_atom", &atom), 0);
-	cr_expect_eq(shpmu_read(p, ht, &c), 0);
-	cr_expect_geq(c.value, core.value + atom.value);
-	cr_expect_gt(core.value, 0, "the stand-in counts wherever it runs");
-	cr_expect_eq(shpmu_read_pmu(p, ha, "cpu_core", &c), -ENOENT);
-	cr_expect_eq(shpmu_read_pmu(p, ht, "cpu", &c), -ENOENT);
-	/* A split task handle has no CPU sources. */
-	cr_expect_eq(shpmu_read_cpu(p, ht, -1, &c), -ENOENT);
-	cr_expect_eq(shpmu_read_pmu(p, hc, "cpu_atom", &c), 0);
-	cr_expect_eq(shpmu_read_cpu(p, hc, 1, &core), 0);
-	shpmu_free(p);
-	type_of_cpu[0] = type_of_cpu[1] = 0;
-}
-
-/* A process: an event per thread and PMU type; the task row counts the
- * process once per PMU, whatever its threads. */
-Test(budget, hybrid_splits_a_process_by_pmu)
-{
-	struct shpmu *p = FAKE(hybrid);
-	struct perf_event_attr ins = hw(PERF_COUNT_HW_INSTRUCTIONS);
-	struct shpmu_target proc = {.kind = SHPMU_TARGET_PROCESS, .cpu = -1};
-	struct shpmu_pmu_budget b[4];
-	struct shpmu_count core, atom, sum;
-	int h, core_fds = 0, atom_fds = 0;
-
-	h = shpmu_open(p, &ins, &proc);
-	cr_assert_geq(h, 0, "%s", last_log);
-	for (int i = 0; i < nopened; i++) {
-		core_fds += opened[i].config >> 32 == 4;
-		atom_fds += opened[i].config >> 32 == 10;
-	}
-	cr_expect_geq(core_fds, 1);
-	cr_expect_eq(core_fds, atom_fds, "a pair per thread");
-	cr_expect_eq(core_fds + atom_fds, nopened);
-	budget(p, b, 4);
-	cr_expect_eq(b[1].used, 1);
-	cr_expect_eq(b[3].used, 1);
-	cr_expect_eq(b[0].used + b[2].used, 0);
-	burn_cpu_ns(1000000);
-	cr_expect_eq(shpmu_read_pmu(p, h, "cpu_core", &core), 0);
-	cr_expect_eq(shpmu_read_pmu(p, h, "cpu_atom", &atom), 0);
-	cr_expect_eq(shpmu_read(p, h, &sum), 0);
-	cr_expect_gt(core.value, 0);
-	cr_expect_geq(sum.value, core.value + atom.value);
-	shpmu_free(p);
-}
-
-/* Not hybrid: the attr is opened as given, so the sharing key and the
- * kernel events are what they were. */
-Test(budget, plain_pmu_keeps_the_attr)
-{
-	struct shpmu *p = FAKE(plain);
-	struct perf_event_attr cycles = hw(PERF_COUNT_HW_CPU_CYCLES);
-	struct shpmu_target self = self_target();
-	struct shpmu_count c;
-	int h;
-
-	cr_assert_geq(shpmu_open(p, &cycles, &all_cpus), 0);
-	h = shpmu_open(p, &cycles, &self);
-	cr_assert_geq(h, 0);
-	cr_expect_eq(nopened, 3);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, 0), 1);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, 1), 1);
-	cr_expect_eq(opened_on(PERF_TYPE_HARDWARE, 0, -1), 1);
-	cr_expect_eq(shpmu_read_pmu(p, h, "cpu", &c), 0);
-	cr_expect_eq(shpmu_read_cpu(p, h, -1, &c), 0);
 	shpmu_free(p);
 }
 
@@ -682,10 +399,10 @@ Test(budget, host_scope_counts_the_domain, .init = host_fs_setup,
 {
 	SHPMU_OPTS(opts, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
 		   .domain = "budget", .log = host_keep_log);
-	size_t n = sizeof(tight) / sizeof(tight[0]);
-	struct shpmu *a = fake_context_opts(tight, n, &opts);
-	struct shpmu *b = fake_context_opts(tight, n, &opts);
-	struct perf_event_attr r1 = raw(0x1), r2 = raw(0x2), r3 = raw(0x3);
+	struct shpmu *a = fake_context(&fake_tight, &opts);
+	struct shpmu *b = fake_context(&fake_tight, &opts);
+	struct perf_event_attr r1 = fake_raw(0x1), r2 = fake_raw(0x2),
+			       r3 = fake_raw(0x3);
 	SHPMU_OPEN_OPTS(o, .flags = SHPMU_OPEN_NO_MULTIPLEX);
 	struct shpmu_pmu_budget ba[3], bb[3];
 	struct shpmu_stats st;
@@ -694,8 +411,8 @@ Test(budget, host_scope_counts_the_domain, .init = host_fs_setup,
 	cr_assert_geq(shpmu_open(b, &r2, &all_cpus), 0, "%s", host_logged);
 	cr_assert_eq(shpmu_get_stats(b, &st), 0);
 	cr_assert_eq(st.kernel_fds, 0, "counted by the domain's BPF backend");
-	budget(a, ba, 3);
-	budget(b, bb, 3);
+	fake_budget(a, ba, 3);
+	fake_budget(b, bb, 3);
 	for (int cpu = 0; cpu < 2; cpu++) {
 		cr_expect_eq(ba[cpu].used, 2, "b's events, in a's budget");
 		cr_expect_eq(ba[cpu].wanted, 0);
@@ -709,7 +426,7 @@ Test(budget, host_scope_counts_the_domain, .init = host_fs_setup,
 	cr_expect(strstr(host_logged, "does not fit"), "%s", host_logged);
 	cr_expect_geq(shpmu_open_opts(a, &r1, &all_cpus, &o), 0, "%s",
 		      host_logged);
-	budget(a, ba, 3);
+	fake_budget(a, ba, 3);
 	cr_expect_eq(ba[0].used, 2);
 	cr_expect_eq(ba[0].wanted, 1);
 	cr_expect_eq(ba[0].saved, 0, "the domain's 2 counters, 1 wanted");
