@@ -216,6 +216,16 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 	return err;
 }
 
+struct backend *backend_shared(struct shpmu *pmu)
+{
+	struct backend *b;
+
+	pthread_mutex_lock(&pmu->choice->lock);
+	b = pmu->choice->bpf;
+	pthread_mutex_unlock(&pmu->choice->lock);
+	return b;
+}
+
 /* For tests, through the static library. */
 
 static struct bpf_backend_counters counters_of(const struct shpmu *pmu)

@@ -95,10 +95,11 @@ class Exporter:
     can never block it on a full pipe."""
     started = []  # killed at the end if a failed check left one running
 
-    def __init__(self, *args, preexec_fn=None):
+    def __init__(self, *args, preexec_fn=None, env=None):
         self.proc = subprocess.Popen([EXPORTER, "--web.listen-address=127.0.0.1:0", *args],
                                      stderr=subprocess.PIPE, text=True,
-                                     errors="replace", preexec_fn=preexec_fn)
+                                     errors="replace", preexec_fn=preexec_fn,
+                                     env=env)
         Exporter.started.append(self.proc)
         self.log = []
         self.port = self.limit = self.nofile = self.held = None
@@ -749,6 +750,52 @@ def check_too_long(mount, base_label):
             os.close(fd)
 
 
+def has_core_pmu():
+    devices = "/sys/bus/event_source/devices"
+    return any(os.path.exists(f"{devices}/{d}/type")
+               for d in ("cpu", "cpu_core", "cpu_atom")) or any(
+        os.path.exists(f"{devices}/{d}/cpus") for d in os.listdir(devices))
+
+
+def check_budget(exp):
+    """The counter budget's families: none without a core PMU; under the
+    PMU model (a build with it), the model's counters and what the
+    exporter's per-CPU events need of them."""
+    _, text = exp.scrape()
+    if not has_core_pmu():
+        check("shpmu_pmu_counters" not in text,
+              "no core PMU here: no shpmu_pmu_counters family")
+    if not os.environ.get("SHPMU_TEST_PMU_MODEL"):
+        return
+    env = dict(os.environ, SHPMU_PMU_MODEL="counters=4,fixed=3,watchdog=1")
+    model = Exporter("--no-cgroups", "-e", "cycles,instructions,branches",
+                     env=env)
+    try:
+        _, text = model.scrape()
+        p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and not (p.stdout + p.stderr).strip(),
+              f"promtool on the budget: rc {p.returncode} {p.stdout}{p.stderr}")
+        for cpu in range(os.cpu_count()):
+            c = str(cpu)
+            check(series(text, "shpmu_pmu_counters", pmu="cpu", cpu=c,
+                         kind="general") == [4.0], f"cpu {c}: 4 general")
+            check(series(text, "shpmu_pmu_counters", pmu="cpu", cpu=c,
+                         kind="fixed") == [3.0], f"cpu {c}: 3 fixed")
+            # cycles and instructions on fixed counters, branches on a
+            # general one; one handle each.
+            check(series(text, "shpmu_pmu_counters_used", pmu="cpu",
+                         cpu=c) == [3.0], f"cpu {c}: 3 counters used")
+            check(series(text, "shpmu_pmu_counters_wanted", pmu="cpu",
+                         cpu=c) == [3.0], f"cpu {c}: 3 wanted")
+            check(series(text, "shpmu_pmu_multiplexing", pmu="cpu",
+                         cpu=c) == [0.0], f"cpu {c}: no multiplexing")
+        check(series(text, "shpmu_pmu_counters_wanted", pmu="cpu",
+                     cpu="task") == [0.0], "no task event")
+    finally:
+        check(model.stop() == 0, "the model's exporter stops cleanly")
+
+
 def main():
     mount = cgroup2_mount()
     if not mount:
@@ -772,6 +819,7 @@ def main():
         exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu",
                        f"--cgroup.root={base_label}", "--cgroup.depth=2")
         check_formats(exp, base_label, odd_label)
+        check_budget(exp)
         check_bad_utf8(exp, mount, base_label)
         check_cap(bpffs, base_label)
         check_too_long(mount, base_label)

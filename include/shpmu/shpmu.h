@@ -268,6 +268,50 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
 SHPMU_API int shpmu_open(struct shpmu *pmu, const struct perf_event_attr *attr,
 			 const struct shpmu_target *target);
 
+/** Flags of struct shpmu_open_opts (0.3). */
+enum shpmu_open_flags {
+	/**
+	 * Refuse (-EBUSY) a new distinct hardware event that would not fit
+	 * in the core counters of any CPU it counts on (its PMU's general
+	 * counters, less the NMI watchdog's, and the fixed counter of
+	 * cycles, instructions or ref-cycles where free), so that nothing
+	 * this context counts is multiplexed because of it. The budget is
+	 * shpmu_pmu_budget()'s, host-wide in host scope. An open that shares an
+	 * existing kernel event costs no counter and is never refused.
+	 */
+	SHPMU_OPEN_NO_MULTIPLEX = 1u << 0,
+};
+
+/**
+ * Options of shpmu_open_opts(). Declare with SHPMU_OPEN_OPTS() so that sz
+ * is set and the rest zeroed; later versions add fields at the end.
+ */
+struct shpmu_open_opts {
+	size_t sz;	      /**< sizeof(struct shpmu_open_opts) */
+	unsigned int flags;   /**< enum shpmu_open_flags */
+	unsigned int pad;     /**< zero */
+	uint64_t reserved[6]; /**< zero */
+};
+
+/** Declares a zeroed struct shpmu_open_opts named NAME with sz set. */
+#define SHPMU_OPEN_OPTS(NAME, ...)                                             \
+	struct shpmu_open_opts NAME = {.sz = sizeof(struct shpmu_open_opts),   \
+				       __VA_ARGS__}
+
+/**
+ * @brief shpmu_open() with options (0.3).
+ * @param opts options, or NULL: the same as shpmu_open()
+ * @return shpmu_open()'s, and -EINVAL (opts->sz too small, unknown flags,
+ *         non-zero pad, reserved or bytes past what this version knows),
+ *         -EBUSY (SHPMU_OPEN_NO_MULTIPLEX: the event would not fit in the
+ *         counters of a CPU it counts on; the log names the PMU, the CPU,
+ *         the counters and what holds them; nothing is left open).
+ */
+SHPMU_API int shpmu_open_opts(struct shpmu *pmu,
+			      const struct perf_event_attr *attr,
+			      const struct shpmu_target *target,
+			      const struct shpmu_open_opts *opts);
+
 /**
  * @brief Opens an event by name, as shpmu_open() does with its attr.
  * @param event a libpfm4 name: generic ("cycles", "task-clock", "cs"),
@@ -389,6 +433,74 @@ SHPMU_API int shpmu_read_cached(struct shpmu *pmu, int h,
  */
 SHPMU_API int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu,
 			     struct shpmu_count *out);
+
+/**
+ * @brief Reads a handle's share on one core PMU (0.3). On a hybrid machine
+ *        (cpu_core and cpu_atom) a generic hardware event (cycles,
+ *        instructions, a cache event, without an extended type) counts on
+ *        each CPU with that CPU's PMU, and a task or process with one
+ *        kernel event per PMU: shpmu_read() sums them, this call gives
+ *        one PMU's. Such a task handle has one source per PMU, not per
+ *        CPU: shpmu_read_cpu() gives -ENOENT for it.
+ * @param pmu_name a core PMU's name, as shpmu_pmu_budget() gives it
+ *        ("cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0")
+ * @return 0, -EINVAL (a NULL argument), -EBADF, -ENOENT (the handle counts
+ *         nothing on that PMU: no such PMU, or a software event), or the
+ *         kernel's read error.
+ */
+SHPMU_API int shpmu_read_pmu(struct shpmu *pmu, int h, const char *pmu_name,
+			     struct shpmu_count *out);
+
+/** Longest core PMU name with its NUL (struct shpmu_pmu_budget.pmu). */
+#define SHPMU_PMU_NAME_MAX 32
+
+/**
+ * The counter budget of one core PMU on one CPU (0.3): see
+ * shpmu_pmu_budget(). Counters are what one CPU has; used and wanted
+ * count a group's members one each, and an event with no core counter
+ * (software, tracepoint, uncore) not at all.
+ */
+struct shpmu_pmu_budget {
+	char pmu[SHPMU_PMU_NAME_MAX]; /**< the PMU: "cpu", "cpu_core", ... */
+	uint32_t type;		      /**< its perf type */
+	/** the CPU, or -1: the events that follow a task (task and
+	 *  process targets on any CPU), counted as if they all ran
+	 *  together on one CPU: an upper bound for any one task */
+	int32_t cpu;
+	uint32_t general;  /**< general-purpose counters; 0: unknown */
+	uint32_t fixed;	   /**< fixed counters */
+	uint32_t watchdog; /**< general counters the NMI watchdog holds */
+	/** counters this context's distinct kernel events need here */
+	uint32_t used;
+	uint32_t used_fixed; /**< of used, those on fixed counters */
+	/** 1: used does not fit: counts are scaled (a pinned event that
+	 *  does not fit is not scaled but stops counting) */
+	uint32_t multiplexing;
+	/** counters its handles would need with an event each (no sharing) */
+	uint64_t wanted;
+	uint64_t saved;	      /**< wanted - used: what sharing saves */
+	uint64_t reserved[8]; /**< zero */
+};
+
+/**
+ * @brief The counter budget (0.3): for each core PMU and each of its CPUs
+ *        (then one entry with cpu -1 for task events), its counters and
+ *        what this context's hardware events need of them. A generic
+ *        cycles, instructions or ref-cycles event goes on its fixed
+ *        counter while that is free, every other on a general counter;
+ *        the CPU multiplexes when the general ones needed are more than
+ *        there are, less the watchdog's. The BPF backend's perf events
+ *        (one per attr and CPU, whatever the number of targets) count
+ *        once each: in host scope those of every member of the domain,
+ *        which makes the budget host-wide for what the domain counts
+ *        (classic events other processes hold are not seen).
+ * @param out room for n entries, or NULL with n 0 to ask how many there are
+ * @return the number of entries there are (at most n written), 0 where
+ *         the machine has no core PMU, -EINVAL (out NULL with n > 0), or
+ *         the error reading sysfs.
+ */
+SHPMU_API int shpmu_pmu_budget(struct shpmu *pmu, struct shpmu_pmu_budget *out,
+			       size_t n);
 
 /**
  * @brief Reads every member of a group with one read(2) per CPU.

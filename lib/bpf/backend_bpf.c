@@ -265,11 +265,42 @@ static int bpf_flush(struct shpmu *pmu, struct backend *backend)
 		pmu, &((struct bpf_backend *)backend)->counted.prog);
 }
 
+/* The books' live events, under the domain's lock in host scope: every
+ * member's. What other processes wrote there is only counted, never
+ * followed: a key is data, the CPUs bounded by the books' own. */
+static int bpf_shared_attrs(struct shpmu *pmu, struct backend *base,
+			    void (*cb)(const struct event_key *key,
+				       uint32_t refs, int cpu, void *arg),
+			    void *arg)
+{
+	struct bpf_backend *b = (struct bpf_backend *)base;
+	const struct books *books = b->counted.books;
+	uint32_t ncpus;
+	int err = begin(pmu, b);
+
+	if (err)
+		return err;
+	ncpus = books->nr_cpus < MAX_CPUS ? books->nr_cpus : MAX_CPUS;
+	for (uint32_t e = 0; e < MAX_EVENTS; e++) {
+		const struct books_event *be = &books->events[e];
+		struct event_key key = be->key;
+
+		if (be->state != EVENT_LIVE)
+			continue;
+		for (uint32_t cpu = 0; cpu < ncpus; cpu++)
+			if (be->cpus[cpu / 64] & (1ull << (cpu % 64)))
+				cb(&key, be->refs, (int)cpu, arg);
+	}
+	end(b);
+	return 0;
+}
+
 static const struct backend_ops bpf_ops = {
 	.open = bpf_open,
 	.close = bpf_close,
 	.read = bpf_read,
 	.flush = bpf_flush,
+	.shared_attrs = bpf_shared_attrs,
 };
 
 static struct bpf_backend *backend_alloc(void)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/hw_pmus.h"
 #include "core/log.h"
 #include "host/books.h"
 #include "host/host_step.h"
@@ -147,11 +148,17 @@ enum counted_task_left counted_release_task(struct books *b, uint32_t t,
 static int open_on_cpu(struct shpmu *pmu, struct counted *c, uint32_t e,
 		       const void *attr, int cpu, int *kept)
 {
+	unsigned char on_cpu[SHPMU_ATTR_SIZE_KNOWN];
 	struct counter_value base;
 	uint64_t v[3];
-	int fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr, -1,
-				     cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	int err;
+	int fd, err;
+
+	/* On a hybrid machine a generic event names its CPU's PMU. */
+	memcpy(on_cpu, attr, sizeof(on_cpu));
+	hw_attr_for(hw_pmus_known(pmu), (struct perf_event_attr *)on_cpu, cpu,
+		    -1);
+	fd = sys_perf_event_open(pmu, (struct perf_event_attr *)on_cpu, -1, cpu,
+				 -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0) {
 		pr_err(pmu, "BPF backend: perf_event_open on cpu %d: %s", cpu,

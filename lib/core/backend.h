@@ -21,6 +21,7 @@
 struct shpmu;
 struct kevent;
 struct backend;
+struct event_key;
 
 /* What opening or closing an event's sources changed in the context's
  * statistics: a backend that shares sources between kernel events (BPF)
@@ -51,6 +52,15 @@ struct backend_ops {
 	/* Brings every CPU up to now, once for a batch of reads. NULL where
 	 * every read is current anyway. */
 	int (*flush)(struct shpmu *pmu, struct backend *b);
+	/* For the counter budget: calls cb with each attr the backend
+	 * keeps one perf event per CPU for, on behalf of all its kernel
+	 * events (in host scope the whole domain's), once for each CPU it
+	 * has one on; refs is how many kernel events use it. NULL where
+	 * every kernel event has sources of its own. 0 or -errno. */
+	int (*shared_attrs)(struct shpmu *pmu, struct backend *b,
+			    void (*cb)(const struct event_key *key,
+				       uint32_t refs, int cpu, void *arg),
+			    void *arg);
 };
 
 struct backend {
@@ -73,6 +83,11 @@ struct share_key;
  * host_join() for host scope's). */
 int backend_choice_init(struct shpmu *pmu, const struct shpmu_opts *o);
 void backend_choice_fini(struct shpmu *pmu);
+
+/* The context's backend whose perf events serve many kernel events (the
+ * BPF one, where it is loaded), or NULL; takes the choice's lock, so
+ * never under the context lock. */
+struct backend *backend_shared(struct shpmu *pmu);
 
 /* Makes key's kernel event on cpus with the backend that counts it (the
  * context's create lock held): see kevent_new(). AUTO's first cgroup open

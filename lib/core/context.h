@@ -46,6 +46,7 @@
 #include "core/registry.h"
 
 struct backend_choice;
+struct hw_pmus;
 
 struct shpmu {
 	struct shpmu_env env;			  /* first: see env.h */
@@ -57,6 +58,12 @@ struct shpmu {
 
 	/* Which backend counts what (core/backend.h). */
 	struct backend_choice *choice;
+	/* The core PMUs (core/hw_pmus.h): found under the create lock at
+	 * the first hardware event or budget, then read-only. */
+	struct hw_pmus *hw;
+	/* Its kernel events that use core counters (kevent.hw_next), under
+	 * the create lock. */
+	struct kevent *hw_events;
 
 	pthread_mutex_t create_lock;
 	pthread_mutex_t lock;

@@ -10,7 +10,6 @@
 #include "sys/sys.h"
 
 #define CPUS_ONLINE_PATH "/sys/devices/system/cpu/online"
-#define CPUS_MAX	 65536
 
 static int parse_number(const char **p, long *out)
 {
@@ -116,10 +115,14 @@ int cpus_online(struct shpmu *pmu, int **cpus)
 	return cpus_read(pmu, CPUS_ONLINE_PATH, cpus);
 }
 
+int cpus_possible(struct shpmu *pmu, int **cpus)
+{
+	return cpus_read(pmu, "/sys/devices/system/cpu/possible", cpus);
+}
+
 int cpus_possible_count(struct shpmu *pmu)
 {
-	int *list,
-		n = cpus_read(pmu, "/sys/devices/system/cpu/possible", &list);
+	int *list, n = cpus_possible(pmu, &list);
 
 	if (n >= 0)
 		free(list);

@@ -5,6 +5,9 @@
 
 struct shpmu;
 
+/* More CPUs than any list may hold. */
+#define CPUS_MAX 65536
+
 /* Parses a CPU list into a sorted array of at most max CPUs. Returns the
  * number of CPUs, -EINVAL for malformed text, -E2BIG when it holds more. */
 int cpus_parse(const char *text, int *cpus, int max);
@@ -19,6 +22,10 @@ int cpus_check_online(struct shpmu *pmu, int cpu);
 /* Reads /sys/devices/system/cpu/online into a malloc'd array. Returns the
  * number of CPUs or -errno. */
 int cpus_online(struct shpmu *pmu, int **cpus);
+
+/* Reads /sys/devices/system/cpu/possible into a malloc'd array: how many
+ * CPUs, or -errno. */
+int cpus_possible(struct shpmu *pmu, int **cpus);
 
 /* How many CPUs /sys/devices/system/cpu/possible lists (what per-CPU BPF
  * maps hold, libbpf_num_possible_cpus), or -errno. */

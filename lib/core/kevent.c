@@ -176,8 +176,9 @@ int kevent_read_batched(struct shpmu *pmu, struct kevent_batch *batch,
 
 int kevent_fd_index(const struct kevent *ev, int cpu)
 {
-	/* A process's sources are its threads, not CPUs. */
-	if (ev->key.target.kind == SHPMU_TARGET_PROCESS && ev->nfds > 1)
+	/* A process's sources are its threads, not CPUs; a task's on a
+	 * hybrid machine are its PMU types. */
+	if (target_is_task(&ev->key.target) && ev->nfds > 1)
 		return -1;
 	if (ev->nfds == 1 && (cpu == -1 || cpu == ev->cpus[0]))
 		return 0;

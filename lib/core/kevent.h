@@ -44,6 +44,10 @@ struct kevent {
 	int *cpus;	      /* the CPU of each source; -1: any */
 	struct backend *backend;
 	struct backend_cost cost; /* what its open added to the stats */
+	/* The context's events that use core counters, for the budget
+	 * (core/budget.h); under the create lock. */
+	struct kevent *hw_next, *hw_prev;
+	bool on_hw_list;
 	/* The backend's own: its fds, or where it counts the event. */
 	union {
 		int *fds;

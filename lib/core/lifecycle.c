@@ -7,6 +7,7 @@
 
 #include "core/api.h"
 #include "core/backend.h"
+#include "core/hw_pmus.h"
 #include "core/log.h"
 #include "core/open.h"
 #include "core/symver.h"
@@ -210,6 +211,7 @@ void shpmu_free(struct shpmu *pmu)
 	pmu->env.forked = pmu->fork_generation != task_fork_generation();
 	close_all_handles(pmu);
 	backend_choice_fini(pmu);
+	hw_pmus_free(pmu->hw);
 	handles_fini(&pmu->handles);
 	registry_fini(&pmu->registry);
 	pthread_mutex_destroy(&pmu->lock);

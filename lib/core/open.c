@@ -8,6 +8,8 @@
 
 #include "core/api.h"
 #include "core/backend.h"
+#include "core/budget.h"
+#include "core/hw_pmus.h"
 #include "core/kevent.h"
 #include "core/log.h"
 #include "core/process.h"
@@ -88,7 +90,34 @@ struct opening {
 	struct kevent *ev;
 	bool sharing, created;
 	uint64_t hash;
+	unsigned int flags; /* enum shpmu_open_flags */
 };
+
+/* Finds the core PMUs before the first event that may use one: its
+ * backend opens it per PMU on a hybrid machine. */
+static int know_pmus(struct shpmu *pmu, const struct share_key *key)
+{
+	const struct hw_pmus *hw;
+
+	for (uint32_t m = 0; m < key->nevents; m++)
+		if (hw_event_maybe(&key->events[m]))
+			return hw_pmus_get(pmu, &hw);
+	return 0;
+}
+
+/* A new event, made with SHPMU_OPEN_NO_MULTIPLEX: kept only if it fits
+ * (create lock held). It is made disabled, so it took no counter. */
+static int check_fits(struct shpmu *pmu, struct opening *o)
+{
+	struct backend_cost cost;
+	int err = budget_check_fits(pmu, o->ev);
+
+	if (err) {
+		kevent_free(pmu, o->ev, &cost);
+		o->ev = NULL;
+	}
+	return err;
+}
 
 /* Makes the event o lacks, under the create lock only: a backend may
  * load, flush every CPU or wait for a host domain's lock, and no other
@@ -106,10 +135,15 @@ static int make_event(struct shpmu *pmu, const struct share_key *key,
 		pthread_mutex_unlock(&pmu->lock);
 	}
 	if (!o->ev) {
-		err = new_event(pmu, key, o->hash, cgroup_fd, &o->ev);
+		err = know_pmus(pmu, key);
+		if (!err)
+			err = new_event(pmu, key, o->hash, cgroup_fd, &o->ev);
+		if (!err && o->flags & SHPMU_OPEN_NO_MULTIPLEX)
+			err = check_fits(pmu, o);
 		o->created = !err;
 	}
 	if (o->created) {
+		budget_track(pmu, o->ev);
 		pthread_mutex_lock(&pmu->lock);
 		kevent_cost_add(&pmu->stats, &o->ev->cost, 1);
 		kevent_get(o->ev);
@@ -158,6 +192,7 @@ static void free_event(struct shpmu *pmu, struct kevent *ev)
 	struct backend_cost cost;
 
 	pthread_mutex_lock(&pmu->create_lock);
+	budget_untrack(pmu, ev);
 	kevent_free(pmu, ev, &cost);
 	pthread_mutex_unlock(&pmu->create_lock);
 	pthread_mutex_lock(&pmu->lock);
@@ -188,9 +223,9 @@ static void abandon_open(struct shpmu *pmu, struct opening *o)
  * target. The handle's window opens outside the context lock: nobody can
  * see the handle before it is published. */
 static int open_shared(struct shpmu *pmu, const struct share_key *key,
-		       int cgroup_fd, bool disabled)
+		       int cgroup_fd, bool disabled, unsigned int flags)
 {
-	struct opening o = {.ev = NULL, .created = false};
+	struct opening o = {.ev = NULL, .created = false, .flags = flags};
 	struct handle tmp;
 	int h, err;
 
@@ -250,7 +285,8 @@ static int check_process(struct shpmu *pmu, pid_t pid)
 /* Resolves a cgroup target to its directory and id (the id is what the
  * key holds, so a path and its id share), then opens. */
 static int open_resolved(struct shpmu *pmu, struct share_key *key,
-			 const struct shpmu_target *target, bool disabled)
+			 const struct shpmu_target *target, bool disabled,
+			 unsigned int flags)
 {
 	int fd, err;
 
@@ -260,7 +296,7 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 			return err;
 	}
 	if (target->kind != SHPMU_TARGET_CGROUP)
-		return open_shared(pmu, key, -1, disabled);
+		return open_shared(pmu, key, -1, disabled, flags);
 	key->target.cgroup_id = target->cgroup_id;
 	err = target->cgroup_id ? cgroup_open_id(pmu, &pmu->cgroups,
 						 target->cgroup_id, &fd)
@@ -269,7 +305,7 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 						   &key->target.cgroup_id);
 	if (err)
 		return err;
-	err = open_shared(pmu, key, fd, disabled);
+	err = open_shared(pmu, key, fd, disabled, flags);
 	sys_close(pmu, fd);
 	return err;
 }
@@ -277,7 +313,8 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 /* shpmu_open (group false, n 1) and shpmu_open_group: the key, from
  * every attr and the target, then the open. */
 static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
-			size_t n, const struct shpmu_target *target, bool group)
+			size_t n, const struct shpmu_target *target, bool group,
+			unsigned int flags)
 {
 	const char *fn = group ? "shpmu_open_group" : "shpmu_open";
 	union single_key inline_key;
@@ -309,7 +346,7 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
 	if (err)
 		pr_err(pmu, "%s: %s", fn, why);
 	else
-		err = open_resolved(pmu, key, target, disabled);
+		err = open_resolved(pmu, key, target, disabled, flags);
 	small_free(key, &inline_key);
 	return shpmu_err(err);
 }
@@ -317,7 +354,7 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
 int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
 		    const struct shpmu_target *target)
 {
-	API_CALL(pmu, open_checked(pmu, attr, 1, target, false));
+	API_CALL(pmu, open_checked(pmu, attr, 1, target, false, 0));
 }
 SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
 
@@ -325,9 +362,70 @@ int shpmu_open_group_v0_2(struct shpmu *pmu,
 			  const struct perf_event_attr *attrs, size_t n,
 			  const struct shpmu_target *target)
 {
-	API_CALL(pmu, open_checked(pmu, attrs, n, target, true));
+	API_CALL(pmu, open_checked(pmu, attrs, n, target, true, 0));
 }
 SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, "LIBSHPMU_0.2");
+
+#define SHPMU_OPEN_F_ALL SHPMU_OPEN_NO_MULTIPLEX
+
+/* opts as this version knows them: sz covers flags, and every byte
+ * past them that this version does not use is zero. */
+static int open_opts_check(struct shpmu *pmu,
+			   const struct shpmu_open_opts *opts,
+			   unsigned int *flags)
+{
+	const unsigned char *p = (const unsigned char *)opts;
+	size_t known =
+		offsetof(struct shpmu_open_opts, flags) + sizeof(opts->flags);
+
+	*flags = 0;
+	if (!opts)
+		return 0;
+	/* Bounded as an attr is: the tail is read byte by byte. */
+	if (opts->sz < known || opts->sz > 4096) {
+		pr_err(pmu,
+		       "shpmu_open_opts: opts->sz %zu is too small: use "
+		       "SHPMU_OPEN_OPTS()",
+		       opts->sz);
+		return -EINVAL;
+	}
+	for (size_t i = known; i < opts->sz; i++)
+		if (p[i]) {
+			pr_err(pmu,
+			       "shpmu_open_opts: opts has non-zero bytes past "
+			       "its flags (at %zu): fields this version does "
+			       "not know",
+			       i);
+			return -EINVAL;
+		}
+	if (opts->flags & ~SHPMU_OPEN_F_ALL) {
+		pr_err(pmu, "shpmu_open_opts: unknown flags %#x",
+		       opts->flags & ~SHPMU_OPEN_F_ALL);
+		return -EINVAL;
+	}
+	*flags = opts->flags;
+	return 0;
+}
+
+static int open_opts_checked(struct shpmu *pmu,
+			     const struct perf_event_attr *attr,
+			     const struct shpmu_target *target,
+			     const struct shpmu_open_opts *opts)
+{
+	unsigned int flags;
+	int err = open_opts_check(pmu, opts, &flags);
+
+	if (err)
+		return shpmu_err(err);
+	return open_checked(pmu, attr, 1, target, false, flags);
+}
+
+int shpmu_open_opts(struct shpmu *pmu, const struct perf_event_attr *attr,
+		    const struct shpmu_target *target,
+		    const struct shpmu_open_opts *opts)
+{
+	API_CALL(pmu, open_opts_checked(pmu, attr, target, opts));
+}
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe.
  * Returns its event when this was the last handle on it, for the caller

@@ -82,3 +82,28 @@ int names_pfm_list(int (*cb)(const char *name, const char *desc, void *arg),
 	}
 	return 0;
 }
+
+int names_pfm_core_counters(unsigned int nth, unsigned int *general,
+			    unsigned int *fixed)
+{
+	const char *why;
+	unsigned int seen = 0;
+
+	if (pfm_ready(&why))
+		return -ENOTSUP;
+	for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
+
+		if (pfm_get_pmu_info((pfm_pmu_t)p, &pinfo) != PFM_SUCCESS ||
+		    !pinfo.is_present || pinfo.type != PFM_PMU_TYPE_CORE)
+			continue;
+		if (seen++ != nth)
+			continue;
+		if (pinfo.num_cntrs < 0 || pinfo.num_fixed_cntrs < 0)
+			return -ENOENT;
+		*general = (unsigned int)pinfo.num_cntrs;
+		*fixed = (unsigned int)pinfo.num_fixed_cntrs;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -16,4 +16,10 @@ int names_pfm_encode(const char *name, struct perf_event_attr *attr,
 int names_pfm_list(int (*cb)(const char *name, const char *desc, void *arg),
 		   void *arg, const char **why);
 
+/* The counters of the nth present core PMU libpfm4 knows (hybrid CPUs
+ * have two, in libpfm4's order): 0, -ENOTSUP (libpfm4 did not
+ * initialize) or -ENOENT. */
+int names_pfm_core_counters(unsigned int nth, unsigned int *general,
+			    unsigned int *fixed);
+
 #endif

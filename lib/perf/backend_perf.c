@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/explain.h"
+#include "core/hw_pmus.h"
 #include "core/kevent.h"
 #include "core/log.h"
 #include "core/process.h"
@@ -79,11 +80,25 @@ static void count_threads_to_come(const struct kevent *ev,
 	attr->inherit = 1;
 }
 
+/* Sources per task (or thread) of ev: one per core PMU type for a
+ * generic hardware event on a hybrid machine (the task may run on either
+ * kind of CPU), else one. */
+static uint32_t per_task(struct shpmu *pmu, const struct kevent *ev)
+{
+	const struct hw_pmus *hw = hw_pmus_known(pmu);
+
+	return hw_split(hw, &ev->key) ? hw->n : 1;
+}
+
 /* Opens one source's events (a CPU's, or a thread's): the leader, then the
- * members into its group. */
+ * members into its group. On a hybrid machine a generic event names the
+ * PMU of its CPU, or of its place among a task's sources, in its
+ * extended type. */
 static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i, pid_t pid,
 		    unsigned long flags)
 {
+	const struct hw_pmus *hw = hw_pmus_known(pmu);
+	int index = (int)(i % per_task(pmu, ev));
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
 	uint32_t nevents = ev->key.nevents, m;
 	int *fds = fds_of(ev, i);
@@ -96,6 +111,8 @@ static int open_cpu(struct shpmu *pmu, struct kevent *ev, uint32_t i, pid_t pid,
 		if (m > 0)
 			((struct perf_event_attr *)attr)->disabled = 0;
 		count_threads_to_come(ev, (struct perf_event_attr *)attr);
+		hw_attr_for(hw, (struct perf_event_attr *)attr, ev->cpus[i],
+			    index);
 		fd = sys_perf_event_open(pmu, (struct perf_event_attr *)attr,
 					 pid, ev->cpus[i], m ? fds[0] : -1,
 					 flags);
@@ -112,11 +129,18 @@ fail:
 	return fd;
 }
 
+/* Closes sources [first, last). */
+static void close_range_of(struct shpmu *pmu, struct kevent *ev, uint32_t first,
+			   uint32_t last)
+{
+	while (last-- > first)
+		for (uint32_t m = 0; m < ev->key.nevents; m++)
+			sys_close(pmu, fds_of(ev, last)[m]);
+}
+
 static void close_sources(struct shpmu *pmu, struct kevent *ev, uint32_t n)
 {
-	while (n--)
-		for (uint32_t m = 0; m < ev->key.nevents; m++)
-			sys_close(pmu, fds_of(ev, n)[m]);
+	close_range_of(pmu, ev, 0, n);
 }
 
 /* Room for source n in ev's arrays. */
@@ -145,14 +169,32 @@ static bool listed(const pid_t *tids, uint32_t n, pid_t tid)
 	return false;
 }
 
+/* Opens thread tid's sources, per of them, as sources ev->nfds on; on
+ * failure closes those it opened. */
+static int open_thread(struct shpmu *pmu, struct kevent *ev, pid_t tid,
+		       uint32_t per)
+{
+	uint32_t n = ev->nfds, k;
+	int err = 0;
+
+	for (k = 0; k < per && !err; k++) {
+		ev->cpus[n + k] = ev->key.target.cpu;
+		err = open_cpu(pmu, ev, n + k, tid, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (!err)
+		return 0;
+	close_range_of(pmu, ev, n, n + k - 1);
+	return err;
+}
+
 /* Opens an event on each new thread of walk[0 .. nwalk) not in
- * (*tids)[0 .. ev->nfds). A thread that exits first is left out. */
+ * (*tids)[0 .. ev->nfds) (a tid per source). A thread that exits first
+ * is left out. */
 static int open_new_threads(struct shpmu *pmu, struct kevent *ev,
 			    const pid_t *walk, int nwalk, pid_t **tids,
 			    uint32_t *cap, int *added)
 {
-	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
-	uint32_t old_cap = *cap, n;
+	uint32_t per = per_task(pmu, ev), old_cap = *cap, n;
 	pid_t *grown;
 	int err;
 
@@ -160,7 +202,7 @@ static int open_new_threads(struct shpmu *pmu, struct kevent *ev,
 		n = ev->nfds;
 		if (listed(*tids, n, walk[w]))
 			continue;
-		err = grow_sources(ev, n, cap);
+		err = grow_sources(ev, n + per - 1, cap);
 		if (!err && *cap != old_cap) {
 			grown = realloc(*tids, *cap * sizeof(pid_t));
 			err = grown ? 0 : -ENOMEM;
@@ -170,14 +212,14 @@ static int open_new_threads(struct shpmu *pmu, struct kevent *ev,
 		}
 		if (err)
 			return err;
-		ev->cpus[n] = ev->key.target.cpu;
-		err = open_cpu(pmu, ev, n, walk[w], flags);
+		err = open_thread(pmu, ev, walk[w], per);
 		if (err == -ESRCH)
 			continue;
 		if (err)
 			return err;
-		(*tids)[n] = walk[w];
-		ev->nfds++;
+		for (uint32_t k = 0; k < per; k++)
+			(*tids)[n + k] = walk[w];
+		ev->nfds += per;
 		(*added)++;
 	}
 	return 0;
@@ -217,6 +259,26 @@ static int open_process(struct shpmu *pmu, struct kevent *ev)
 	return err;
 }
 
+/* A task on any CPU, of a generic event on a hybrid machine: a source per
+ * core PMU type. */
+static int split_task(struct shpmu *pmu, struct kevent *ev)
+{
+	uint32_t per = per_task(pmu, ev);
+	int *cpus;
+
+	if (ev->key.target.kind != SHPMU_TARGET_TASK ||
+	    ev->key.target.cpu >= 0 || per == 1)
+		return 0;
+	cpus = realloc(ev->cpus, per * sizeof(*cpus));
+	if (!cpus)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < per; k++)
+		cpus[k] = -1;
+	ev->cpus = cpus;
+	ev->nfds = per;
+	return 0;
+}
+
 static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 		     struct backend_cost *cost)
 {
@@ -234,6 +296,9 @@ static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 		}
 		goto opened;
 	}
+	err = split_task(pmu, ev);
+	if (err)
+		return err;
 	ev->priv.fds = calloc(nfds_total(ev), sizeof(int));
 	if (!ev->priv.fds)
 		return -ENOMEM;

@@ -101,6 +101,10 @@ int scrape(struct exporter *x, enum format f, char **out, size_t *len);
  * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
 void put_label_value(FILE *f, const char *s);
 
+/* The core PMUs' counter budget as gauges (shpmu_pmu_counters, ...);
+ * nothing where there is no core PMU. */
+void put_budget(FILE *f, struct exporter *x);
+
 /* Serves x on o->listen until SIGINT or SIGTERM: 0, or -1 (logged). */
 int serve(struct exporter *x);
 

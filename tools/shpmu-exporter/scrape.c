@@ -318,6 +318,7 @@ int scrape(struct exporter *x, enum format fmt, char **out, size_t *len)
 			err = -errno;
 		} else {
 			put_per_target(f, x, fmt, &r);
+			put_budget(f, x);
 			put_own(f, x, fmt, started);
 			if (fclose(f)) {
 				err = -ENOMEM;

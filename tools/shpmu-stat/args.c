@@ -32,7 +32,10 @@ void usage(FILE *f)
 		"  -x, --field-separator SEP  CSV output, perf's field order\n"
 		"  -j, --json           JSON output, one object per line\n"
 		"  -v, --verbose        add a sharing summary\n"
-		"  -l, --list           list this machine's events\n");
+		"  -l, --list           list this machine's events\n"
+		"      --budget         open the events (on -a, -C, -G, -p\n"
+		"                       or this process) and print the core\n"
+		"                       PMUs' counter budget per CPU\n");
 }
 
 /* Splits a -e list at commas outside braces into units. */
@@ -157,7 +160,7 @@ static int add_cgroups(struct options *o, char *list, bool by_id)
 
 int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_CGROUP_ID = 256, OPT_PER_THREAD };
+	enum { OPT_CGROUP_ID = 256, OPT_PER_THREAD, OPT_BUDGET };
 	static const struct option longs[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"all-cpus", no_argument, NULL, 'a'},
@@ -171,6 +174,7 @@ int parse_args(int argc, char **argv, struct options *o)
 		{"json", no_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"list", no_argument, NULL, 'l'},
+		{"budget", no_argument, NULL, OPT_BUDGET},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -235,6 +239,9 @@ int parse_args(int argc, char **argv, struct options *o)
 		case 'l':
 			o->list = true;
 			return 0;
+		case OPT_BUDGET:
+			o->budget = true;
+			break;
 		default:
 			usage(c == 'h' ? stdout : stderr);
 			return -1;
@@ -242,8 +249,13 @@ int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (o->budget && o->command) {
+		fprintf(stderr, "shpmu-stat: --budget runs no command: it "
+				"opens the events and prints the budget\n");
+		return -1;
+	}
 	if (!o->command && !o->pid && !o->all_cpus && !o->ncpus &&
-	    !o->ncgroups) {
+	    !o->ncgroups && !o->budget) {
 		fprintf(stderr, "shpmu-stat: say what to count: a command, "
 				"-p, -a, -C or -G\n");
 		usage(stderr);
@@ -260,7 +272,7 @@ int parse_args(int argc, char **argv, struct options *o)
 		return -1;
 	}
 	/* After the checks: a usage error leaves nothing allocated. */
-	if (!o->nevents) {
+	if (!o->nevents && !o->budget) {
 		for (size_t i = 0; i < 4; i++)
 			o->events[i] = strdup(default_events[i]);
 		o->nevents = 4;

@@ -433,6 +433,20 @@ static int run(struct shpmu *pmu, const struct options *o, pid_t child,
 	}
 }
 
+/* --budget: the events opened (on this process, without a target), the
+ * budget printed; where there is no core PMU, one line saying so. */
+static int budget_mode(struct shpmu *pmu, const struct options *o)
+{
+	uint64_t fds_unshared = 0;
+	int n = budget_has_pmu(pmu);
+
+	if (n <= 0)
+		return n < 0;
+	if (build_targets(o, 0) || open_all(pmu, o, false, &fds_unshared))
+		return 1;
+	return print_budget(pmu) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	SHPMU_OPTS(popts, .log = log_cb);
@@ -457,6 +471,10 @@ int main(int argc, char **argv)
 	}
 	if (o.list) {
 		ret = shpmu_list_events(pmu, list_event, NULL) ? 1 : 0;
+		goto out;
+	}
+	if (o.budget) {
+		ret = budget_mode(pmu, &o);
 		goto out;
 	}
 	signal(SIGINT, on_signal);

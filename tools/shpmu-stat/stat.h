@@ -42,6 +42,7 @@ struct options {
 	enum output_format format;
 	bool verbose;
 	bool list;
+	bool budget;	/* --budget */
 	char **command; /* after "--" */
 };
 
@@ -58,6 +59,12 @@ struct row {
 	pid_t tid;
 	struct shpmu_count count;
 };
+
+/* budget.c: whether there is a core PMU (printing a line saying so where
+ * there is none): the rows there are, or -errno. */
+int budget_has_pmu(struct shpmu *pmu);
+/* The counter budget's table: 0 or -errno. */
+int print_budget(struct shpmu *pmu);
 
 void print_header(const struct options *o);
 void print_row(const struct options *o, const struct row *r, double ts);
