@@ -200,11 +200,20 @@ out = subprocess.run([STAT, "-e", "no-such-event", "--", "true"],
                      capture_output=True, text=True)
 check(out.returncode != 0 and "event not found" in out.stderr,
       f"unknown event: {out.stderr}")
+# An event the machine does not have is <not supported>, as perf stat
+# shows it: the others are counted, and the exit status is the command's.
 if not os.path.exists("/sys/bus/event_source/devices/cpu"):
-    out = subprocess.run([STAT, "-e", "cycles", "--", "true"],
-                         capture_output=True, text=True)
-    check(out.returncode != 0 and "no hardware PMU" in out.stderr,
-          f"hardware event here: {out.stderr}")
+    out = subprocess.run([STAT, "-x,", "-e", "cycles,task-clock", "--",
+                          "false"], capture_output=True, text=True,
+                         env=without_model())
+    rows = [l.split(",") for l in out.stdout.splitlines() if l]
+    check(out.returncode == 1, f"the command's exit status: {out}")
+    check(rows and rows[0][:5] == ["<not supported>", "", "cycles", "0",
+                                   "100.00"], f"cycles unsupported: {rows}")
+    check(len(rows) == 2 and rows[1][2] == "task-clock" and
+          float(rows[1][0]) > 0, f"task-clock still counted: {rows}")
+    check("no hardware PMU" in out.stderr,
+          f"the reason, on stderr: {out.stderr}")
 
 # -p and --per-thread count a live process: TARGET, a Python process whose
 # threads burn CPU in hashlib, which lets go of the GIL, so that they burn

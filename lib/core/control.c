@@ -7,7 +7,8 @@
 #include "core/window.h"
 
 /* Enables or disables one handle: its window opens at the event's reading
- * now, or closes with a last one. */
+ * now, or closes with a last one. Enabling an enabled handle is how a
+ * caller brings its kernel event back from error state (-ENODATA). */
 static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 {
 	struct handle *slot = api_handle(pmu, h, fn);
@@ -19,6 +20,8 @@ static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 		err = on ? sync_start(pmu, slot, false) : sync_stop(pmu, slot);
 		if (!err)
 			slot->enabled = on;
+	} else if (on) {
+		err = sync_revive(pmu, slot);
 	}
 	handle_unlock(&pmu->handles, h);
 	return shpmu_err(err);
