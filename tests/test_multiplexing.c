@@ -85,16 +85,17 @@ Test(multiplexing, windows_carry_the_models_times_at_every_phase)
 	const uint64_t rate[4] = {1, 2, 4, 1};
 	bool seen_mux[4] = {false};
 	struct twin t[4];
+	int h[4];
 
 	pmu = model_context(ROTATING, 0);
-	t[0] = twin_of(pmu, shpmu_open(pmu, &a, &self), model_opens[0].fd,
-		       true);
-	t[1] = twin_of(pmu, shpmu_open(pmu, &b, &self), model_opens[1].fd,
-		       true);
-	t[2] = twin_of(pmu, shpmu_open(pmu, &c, &self), model_opens[2].fd,
-		       true);
-	t[3] = twin_of(pmu, shpmu_open(pmu, &d, &self), model_opens[0].fd,
-		       false);
+	h[0] = shpmu_open(pmu, &a, &self);
+	h[1] = shpmu_open(pmu, &b, &self);
+	h[2] = shpmu_open(pmu, &c, &self);
+	h[3] = shpmu_open(pmu, &d, &self);
+	t[0] = twin_of(pmu, h[0], model_opens[0].fd, true);
+	t[1] = twin_of(pmu, h[1], model_opens[1].fd, true);
+	t[2] = twin_of(pmu, h[2], model_opens[2].fd, true);
+	t[3] = twin_of(pmu, h[3], model_opens[0].fd, false);
 	cr_assert_eq(model_nopens, 3, "the fourth handle shares the first's");
 	for (int ms = 1; ms <= 64; ms++) {
 		shpmu__pmu_model_advance(MS);
@@ -135,16 +136,17 @@ Test(multiplexing, groups_and_their_members_at_every_phase)
 	bool seen_mux[3] = {false}, group_mux = false;
 	struct shpmu_count got[2], want[2];
 	struct twin t[3], member;
+	int h[3];
 
 	pmu = model_context(ROTATING, 0);
-	t[0] = twin_of(pmu, shpmu_open_group(pmu, g, 2, &self),
-		       model_opens[0].fd, true);
-	member = twin_of(pmu, t[0].h, model_opens[1].fd, true);
+	h[0] = shpmu_open_group(pmu, g, 2, &self);
+	h[1] = shpmu_open(pmu, &s1, &self);
+	h[2] = shpmu_open(pmu, &s2, &self);
+	t[0] = twin_of(pmu, h[0], model_opens[0].fd, true);
+	member = twin_of(pmu, h[0], model_opens[1].fd, true);
 	cr_assert_eq(model_opens[1].group_fd, model_opens[0].fd);
-	t[1] = twin_of(pmu, shpmu_open(pmu, &s1, &self), model_opens[2].fd,
-		       true);
-	t[2] = twin_of(pmu, shpmu_open(pmu, &s2, &self), model_opens[3].fd,
-		       true);
+	t[1] = twin_of(pmu, h[1], model_opens[2].fd, true);
+	t[2] = twin_of(pmu, h[2], model_opens[3].fd, true);
 	for (int ms = 1; ms <= 48; ms++) {
 		shpmu__pmu_model_advance(MS);
 		if (ms == 13)
@@ -272,10 +274,13 @@ Test(multiplexing, scale_at_its_edges)
 	c.value = 1001; /* rounds down: 1501.5 */
 	cr_expect_eq(shpmu_scale(&c), 1501);
 	/* Near 2^64: the product needs 128 bits, the result does not. */
-	c = (struct shpmu_count){.value = UINT64_MAX - 1,
-				 .time_enabled = UINT64_MAX - 2,
-				 .time_running = UINT64_MAX - 1};
-	cr_expect_eq(shpmu_scale(&c), UINT64_MAX - 2);
+	c = (struct shpmu_count){.value = UINT64_MAX - 10,
+				 .time_enabled = UINT64_MAX - 1,
+				 .time_running = UINT64_MAX - 2};
+	cr_expect_eq(shpmu_scale(&c), UINT64_MAX - 10);
+	/* (2^64 - 2)^2 / (2^64 - 3) rounds down to 2^64 - 1: still fits. */
+	c.value = UINT64_MAX - 1;
+	cr_expect_eq(shpmu_scale(&c), UINT64_MAX);
 	c = (struct shpmu_count){.value = UINT64_MAX / 3,
 				 .time_enabled = UINT64_MAX,
 				 .time_running = UINT64_MAX / 2};

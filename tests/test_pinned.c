@@ -47,7 +47,8 @@ Test(pinned, error_state_is_enodata_until_an_enable_brings_it_back)
 	ha = shpmu_open(pmu, &a, &self);
 	cr_assert_geq(ha, 0);
 	shpmu__pmu_model_advance(2 * MS);
-	tb = twin_of(pmu, shpmu_open(pmu, &b, &self), model_opens[1].fd, true);
+	hs[1] = shpmu_open(pmu, &b, &self);
+	tb = twin_of(pmu, hs[1], model_opens[1].fd, true);
 	truth = model_truth(tb.fd);
 	cr_assert_eq(truth.state, PMU_MODEL_ERROR, "no counter for it");
 	shpmu__pmu_model_advance(2 * MS);
@@ -219,4 +220,10 @@ Test(pinned, explain_other_errors_and_bad_arguments)
 		     -ERANGE);
 	cr_expect_str_eq(small, "keep", "too small: nothing written");
 	cr_expect_eq(errno, ERANGE);
+	/* The text and its NUL exactly fit, one byte less does not. */
+	cr_assert_eq(shpmu_explain(pmu, -1, -EBUSY, text, sizeof(text)), 0);
+	size_t n = strlen(text);
+	cr_expect_eq(shpmu_explain(pmu, -1, -EBUSY, text, n), -ERANGE);
+	cr_expect_eq(shpmu_explain(pmu, -1, -EBUSY, text, n + 1), 0);
+	cr_expect_eq(strlen(text), n);
 }

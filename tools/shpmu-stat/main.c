@@ -27,9 +27,17 @@ struct target_slot {
 static struct target_slot targets[MAX_TARGETS];
 static size_t ntargets;
 static int handles[MAX_EVENTS][MAX_TARGETS]; /* [unit][target] */
-/* Units the machine cannot count: their open failed with ENOENT or
- * EOPNOTSUPP on every target, shown as perf shows them. */
+/* Units the machine cannot count: their open failed on every target with
+ * an error perf stat calls "not supported", shown as perf shows them. */
 static bool unsupported[MAX_EVENTS];
+
+/* perf stat's list: the kernel has no such event (ENOENT, ENXIO), cannot
+ * do it (EOPNOTSUPP, ENOSYS), or refused its attr (EINVAL). */
+static bool not_supported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -EINVAL ||
+	       err == -ENOSYS || err == -ENXIO;
+}
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -292,7 +300,7 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 			}
 			/* No such event here: perf stat shows it as <not
 			 * supported> and counts the others. */
-			if (h == -ENOENT || h == -EOPNOTSUPP) {
+			if (not_supported(h)) {
 				handles[u][t] = -1;
 				unsupported[u] = t == 0 || unsupported[u];
 				continue;
