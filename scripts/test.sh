@@ -47,8 +47,16 @@ setup_build() {
 }
 
 plain_build() { setup_build build; }
+# The ASan build carries the PMU model (and its suite): it is never
+# installed (tests/external/run.sh installs from a build of its own).
 asan_build() {
-	setup_build build-asan -Db_sanitize=address,undefined -Db_lundef=false
+	if [ -d build-asan ] &&
+		! meson introspect --buildoptions build-asan |
+		grep -q '"name": "pmu_model", "value": true'; then
+		meson configure build-asan -Dpmu_model=true
+	fi
+	setup_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dpmu_model=true
 }
 
 # ---- the flake hunter ----

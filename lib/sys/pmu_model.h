@@ -35,6 +35,44 @@
  *
  * The model is one per process, as the hardware is one per machine: two
  * contexts of a process compete for its counters.
+ *
+ * Details, as the kernel does unless said otherwise:
+ *   - each change (open, close, ioctl, rotation) puts a domain's groups
+ *     on again from scratch (ctx_resched), fixed counters preferred, an
+ *     event moved to another counter where that lets the next one fit;
+ *     in each pass (pinned, then flexible) no group goes on after one
+ *     that did not fit, so a pinned group after a failed one fails too;
+ *   - the watchdog holds the last general counter of every domain;
+ *   - simplified: an exclusive group goes on only when no other group is
+ *     on in its domain (pinned ones included), and then alone;
+ *   - rotation moves the first flexible group that is on (none on: the
+ *     first enabled one) to the tail, at each multiple of rotate_ms since
+ *     configure, in every domain where an enabled flexible group is off;
+ *   - a closed leader's members become groups of their own at the list's
+ *     tail and go on counting (perf_group_detach);
+ *   - a member's own PERF_EVENT_IOC_DISABLE keeps it off while its group
+ *     runs; with PERF_IOC_FLAG_GROUP an ioctl reaches the leader and every
+ *     member, from any member's fd; RESET zeroes the count, not the times;
+ *   - errors: EINVAL for a CPU past the model's CPUs, pid -1 with cpu -1,
+ *     unknown flags or read_format bits, a bad generic config, a group
+ *     that could never fit an empty PMU, a member with pinned/exclusive,
+ *     a group across domains, a model event joining a kernel (software)
+ *     leader or the other way round; ENODEV for an offline CPU; ESRCH for
+ *     a pid with no /proc entry; ENOENT for an extended type the model
+ *     does not have or a CPU of the other PMU; ENOSPC for a read(2)
+ *     buffer smaller than the layout;
+ *   - PERF_FLAG_PID_CGROUP: a CPU event that counts all the time (the
+ *     model runs no cgroups); a task event with a CPU counts in the task
+ *     domain (the CPU only picks the PMU); inherit and enable_on_exec are
+ *     accepted and ignored; sampling ioctls (REFRESH, PERIOD, SET_OUTPUT,
+ *     SET_FILTER, SET_BPF, ...) give EINVAL, unknown ones ENOTTY;
+ *   - files: only absolute paths spelled exactly; a file opens read-only
+ *     as a sealed memfd (a write open: EACCES); the PMU directories and
+ *     caps/ answer fstatat/statx as directories, but opening or listing
+ *     them goes to the kernel; "cpus" is served for the plain "cpu" PMU
+ *     too;
+ *   - an fd closed behind the table's back (a raw close(2)) stays a model
+ *     event until the number is closed through the table.
  */
 #ifndef SHPMU_PMU_MODEL_H
 #define SHPMU_PMU_MODEL_H
@@ -47,10 +85,10 @@ struct shpmu_sys_ops;
 
 /* The model's PMU types: a plain model has one PMU ("cpu"), a hybrid one
  * two ("cpu_core", "cpu_atom"). */
-#define PMU_MODEL_TYPE_FIRST 65536u
-#define PMU_MODEL_MAX_PMUS 2
+#define PMU_MODEL_TYPE_FIRST   65536u
+#define PMU_MODEL_MAX_PMUS     2
 #define PMU_MODEL_MAX_COUNTERS 32
-#define PMU_MODEL_MAX_FIXED 3
+#define PMU_MODEL_MAX_FIXED    3
 
 /* Events a model event counts per ns it runs: 1 + (config & 7) for a
  * generic, raw or model event (cycles 1, instructions 2, ...). */
@@ -68,10 +106,12 @@ static inline uint64_t pmu_model_rate(const struct perf_event_attr *attr)
  *   watchdog=0|1      the NMI watchdog holds a counter (default 0)
  *   clock=real|manual model time follows CLOCK_MONOTONIC, or moves only
  *                     with shpmu__pmu_model_advance() (default real)
- *   hybrid=core:K1+atom:K2  two PMUs with K1 and K2 general counters,
- *                     the first over the first half of the CPUs (at
- *                     least one), the second over the rest
- * Fields are separated by commas, in any order. Contexts made after this
+ *   hybrid=core:K1+atom:K2  two PMUs with K1 and K2 general counters
+ *                     (1..32 each), the first over the first half of
+ *                     the online CPUs (at least one), the second over the
+ *                     rest; not with counters=
+ * rotate_ms is 1..60000. Fields are separated by commas, in any order,
+ * each at most once; "" is every default. Contexts made after this
  * call count hardware events on the model. 0, -EINVAL (a bad spec) or
  * -EBUSY (model events are open).
  */
@@ -84,10 +124,10 @@ void shpmu__pmu_model_advance(uint64_t ns);
 
 /* What the model knows of one of its fds. */
 enum pmu_model_state {
-	PMU_MODEL_OFF,	    /* disabled */
-	PMU_MODEL_WAITING,  /* enabled, not on a counter */
-	PMU_MODEL_RUNNING,  /* enabled, on a counter */
-	PMU_MODEL_ERROR,    /* pinned, could not go on */
+	PMU_MODEL_OFF,	   /* disabled */
+	PMU_MODEL_WAITING, /* enabled, not on a counter */
+	PMU_MODEL_RUNNING, /* enabled, on a counter */
+	PMU_MODEL_ERROR,   /* pinned, could not go on */
 };
 
 struct pmu_model_truth {
