@@ -61,11 +61,17 @@
  *     a pid with no /proc entry; ENOENT for an extended type the model
  *     does not have or a CPU of the other PMU; ENOSPC for a read(2)
  *     buffer smaller than the layout;
- *   - PERF_FLAG_PID_CGROUP: a CPU event that counts all the time (the
- *     model runs no cgroups); a task event with a CPU counts in the task
- *     domain (the CPU only picks the PMU); inherit and enable_on_exec are
- *     accepted and ignored; sampling ioctls (REFRESH, PERIOD, SET_OUTPUT,
+ *   - model time is not CPU time: a task event counts while it is on a
+ *     counter whether its task runs or sleeps, and a CPU event whatever
+ *     runs there; PERF_FLAG_PID_CGROUP makes a CPU event that counts all
+ *     the time (the model runs no cgroups); a task event with a CPU
+ *     counts in the task domain (the CPU only picks the PMU); inherit
+ *     and enable_on_exec are accepted and ignored;
+ *   - ioctls: val's bits other than PERF_IOC_FLAG_GROUP are ignored (as
+ *     the kernel's); sampling ones (REFRESH, PERIOD, SET_OUTPUT,
  *     SET_FILTER, SET_BPF, ...) give EINVAL, unknown ones ENOTTY;
+ *   - E2BIG for attr.size under PERF_ATTR_SIZE_VER0; bytes past the
+ *     struct this build knows are not looked at;
  *   - files: only absolute paths spelled exactly; a file opens read-only
  *     as a sealed memfd (a write open: EACCES); the PMU directories and
  *     caps/ answer fstatat/statx as directories, but opening or listing

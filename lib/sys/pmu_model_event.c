@@ -186,6 +186,9 @@ static int open_checked(struct perf_event_attr *attr, pid_t pid, int cpu,
 
 	if (flags & ~(unsigned long)KNOWN_FLAGS)
 		return -EINVAL;
+	/* The kernel's smallest attr is its first version's. */
+	if (attr->size && attr->size < PERF_ATTR_SIZE_VER0)
+		return -E2BIG;
 	if (attr->read_format & ~(uint64_t)KNOWN_FORMAT)
 		return -EINVAL;
 	err = check_config(attr);
@@ -339,10 +342,7 @@ int pm_event_ioctl(struct pm_event *e, unsigned long request, unsigned long val)
 	case PERF_EVENT_IOC_ENABLE:
 	case PERF_EVENT_IOC_DISABLE:
 	case PERF_EVENT_IOC_RESET:
-		if (val & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
-			errno = EINVAL;
-			return -1;
-		}
+		/* Other bits of val are ignored, as the kernel does. */
 		pm_catch_up();
 		if (val & PERF_IOC_FLAG_GROUP) {
 			set_state(e->leader, request);

@@ -242,12 +242,15 @@ void pm_advance_to(uint64_t t)
 		/* Between period ends nothing changes: a model that does not
 		 * multiplex moves to t in one step. */
 		bool rotating = any_wants_rotation();
-		uint64_t next = (pm.now / rot + 1) * rot;
-		uint64_t end = rotating && next <= t ? next : t;
+		/* No period ends past UINT64_MAX: the clock saturates. */
+		uint64_t periods = pm.now / rot + 1;
+		bool edge = rotating && periods <= UINT64_MAX / rot &&
+			    periods * rot <= t;
+		uint64_t end = edge ? periods * rot : t;
 
 		account(end - pm.now);
 		pm.now = end;
-		if (rotating && end == next)
+		if (edge)
 			for (size_t i = 0; i < ndomains(); i++)
 				if (wants_rotation(&pm.domains[i]))
 					rotate(&pm.domains[i]);
