@@ -324,10 +324,10 @@ SHPMU_API int shpmu_open_group(struct shpmu *pmu,
 /**
  * @brief Starts counting on a handle.
  *
- * On a handle that already counts it only brings the handle up to date,
- * and brings its kernel event back from the error state a pinned event
- * goes to when it cannot get a counter (reads give -ENODATA): the kernel
- * tries to schedule it again.
+ * A no-op on a handle that already counts, except on a pinned event:
+ * there it brings the handle up to date, and brings its kernel event back
+ * from the error state a pinned event goes to when it cannot get a
+ * counter (reads give -ENODATA): the kernel tries to schedule it again.
  * @return 0, -EBADF for a handle that is not open, -ENODATA (its kernel
  *         event is pinned and still cannot get a counter: see
  *         shpmu_explain()), or the kernel's error (a disabled handle then
