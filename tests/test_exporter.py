@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """shpmu-exporter scraped by promtool and by a real Prometheus.
 
-usage: test_exporter.py SHPMU_EXPORTER CG_BURN
+usage: test_exporter.py SHPMU_EXPORTER CG_BURN [--pmu-model]
+
+With --pmu-model (a build with the PMU model): only its multiplexed
+values against the model's truth (exporter_model.py).
 
 In a mount namespace of its own (a BPF filesystem for host scope, nothing
 left behind): cgroups made by the test (one named with a double quote, a
@@ -47,6 +50,10 @@ def skip(why):
     sys.exit(77)
 
 
+if sys.argv[3:] == ["--pmu-model"]:
+    import exporter_model
+    exporter_model.run(EXPORTER, check)
+    sys.exit(f"{len(failures)} checks failed" if failures else 0)
 for tool in ("prometheus", "promtool"):
     if not shutil.which(tool):
         skip(f"no {tool} (Debian: prometheus)")

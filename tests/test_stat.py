@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """shpmu-stat against perf stat on a fixed workload, its output formats, and
--p and --per-thread on a live multi-threaded process.
+-p and --per-thread on a live multi-threaded process. With --pmu-model
+(a build with the PMU model): only its lines for multiplexed events, events
+that never ran and events the machine does not have, on the model.
 
-usage: test_stat.py SHPMU_STAT WORKLOAD
+usage: test_stat.py SHPMU_STAT WORKLOAD [--pmu-model]
 """
 import ctypes
 import json
@@ -18,6 +20,30 @@ import sys
 import time
 
 STAT, WORKLOAD = sys.argv[1], sys.argv[2]
+failures = []
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def without_model():
+    """The environment without a model spec: the kernel's events."""
+    env = dict(os.environ)
+    env.pop("SHPMU_PMU_MODEL", None)
+    return env
+
+
+if sys.argv[3:] == ["--pmu-model"]:
+    import stat_model
+    stat_model.run(STAT, check)
+    print(f"{checks - len(failures)} of {checks} checks passed")
+    sys.exit(1 if failures else 0)
 if not shutil.which("perf"):
     print("SKIP: no perf binary to compare with (Debian: linux-perf)")
     sys.exit(77)
@@ -29,16 +55,6 @@ if {"x86_64": 298, "aarch64": 241}.get(os.uname().machine) is None:
     sys.exit(77)
 EVENTS = "task-clock,context-switches,page-faults"
 WORK = [WORKLOAD, "200", "100", "3000"]
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def csv_counts(text):
@@ -200,11 +216,20 @@ out = subprocess.run([STAT, "-e", "no-such-event", "--", "true"],
                      capture_output=True, text=True)
 check(out.returncode != 0 and "event not found" in out.stderr,
       f"unknown event: {out.stderr}")
+# An event the machine does not have is <not supported>, as perf stat
+# shows it: the others are counted, and the exit status is the command's.
 if not os.path.exists("/sys/bus/event_source/devices/cpu"):
-    out = subprocess.run([STAT, "-e", "cycles", "--", "true"],
-                         capture_output=True, text=True)
-    check(out.returncode != 0 and "no hardware PMU" in out.stderr,
-          f"hardware event here: {out.stderr}")
+    out = subprocess.run([STAT, "-x,", "-e", "cycles,task-clock", "--",
+                          "false"], capture_output=True, text=True,
+                         env=without_model())
+    rows = [l.split(",") for l in out.stdout.splitlines() if l]
+    check(out.returncode == 1, f"the command's exit status: {out}")
+    check(rows and rows[0][:5] == ["<not supported>", "", "cycles", "0",
+                                   "100.00"], f"cycles unsupported: {rows}")
+    check(len(rows) == 2 and rows[1][2] == "task-clock" and
+          float(rows[1][0]) > 0, f"task-clock still counted: {rows}")
+    check("no hardware PMU" in out.stderr,
+          f"the reason, on stderr: {out.stderr}")
 
 # -p and --per-thread count a live process: TARGET, a Python process whose
 # threads burn CPU in hashlib, which lets go of the GIL, so that they burn

@@ -366,15 +366,24 @@ SHPMU_API int shpmu_open_group(struct shpmu *pmu,
 			       const struct shpmu_target *target);
 
 /**
- * @brief Starts counting on a handle (a no-op if it already counts).
- * @return 0, -EBADF for a handle that is not open, or the kernel's error
- *         (the handle then stays disabled).
+ * @brief Starts counting on a handle.
+ *
+ * A no-op on a handle that already counts, except on a pinned event:
+ * there it brings the handle up to date, and brings its kernel event back
+ * from the error state a pinned event goes to when it cannot get a
+ * counter (reads give -ENODATA): the kernel tries to schedule it again.
+ * @return 0, -EBADF for a handle that is not open, -ENODATA (its kernel
+ *         event is pinned and still cannot get a counter: see
+ *         shpmu_explain()), or the kernel's error (a disabled handle then
+ *         stays disabled).
  */
 SHPMU_API int shpmu_enable(struct shpmu *pmu, int h);
 
 /**
  * @brief Stops counting on a handle, keeping what it counted (a no-op if it
- *        is already disabled).
+ *        is already disabled). A handle whose kernel event is in error
+ *        state (-ENODATA) keeps what it counted up to its last good
+ *        reading.
  * @return 0, -EBADF for a handle that is not open, or the kernel's error
  *         (the handle then stays enabled).
  */
@@ -383,7 +392,8 @@ SHPMU_API int shpmu_disable(struct shpmu *pmu, int h);
 /**
  * @brief Zeroes a handle's count and times; other handles on the same
  *        kernel event are untouched (the kernel event is never reset).
- * @return 0, -EBADF, or the kernel's read error (nothing changed).
+ * @return 0, -EBADF, -ENODATA (the kernel event is in error state, see
+ *         shpmu_read()), or the kernel's read error (nothing changed).
  */
 SHPMU_API int shpmu_reset(struct shpmu *pmu, int h);
 
@@ -399,9 +409,18 @@ SHPMU_API int shpmu_close(struct shpmu *pmu, int h);
 
 /**
  * @brief Reads a handle: its count and times summed over the CPUs it spans.
+ *
+ * When more distinct hardware events are scheduled than the PMU has
+ * counters, the kernel multiplexes them: time_running then falls short of
+ * time_enabled, and shpmu_scale() estimates the count over the whole
+ * window.
  * @param out receives the reading
- * @return 0, -EINVAL (out NULL), -EBADF, or the kernel's read error (-EIO
- *         for a short read).
+ * @return 0, -EINVAL (out NULL), -EBADF, -ENODATA (the kernel event is in
+ *         error state: it is pinned and could not get a counter, held by
+ *         other pinned or exclusive events or the NMI watchdog; free
+ *         counters and shpmu_enable() the handle again, see
+ *         shpmu_explain()), or the kernel's read error (-EIO for a short
+ *         read).
  */
 SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
 
@@ -429,7 +448,8 @@ SHPMU_API int shpmu_read_cached(struct shpmu *pmu, int h,
  * @param cpu a CPU the handle spans; for a handle on one fd (a task, or one
  *        CPU), that CPU or -1
  * @return 0, -EINVAL (out NULL), -EBADF, -ENOENT (the handle does not span
- *         @p cpu), or the kernel's read error.
+ *         @p cpu), -ENODATA (that CPU's event is in error state, see
+ *         shpmu_read()), or the kernel's read error.
  */
 SHPMU_API int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu,
 			     struct shpmu_count *out);
@@ -507,7 +527,8 @@ SHPMU_API int shpmu_pmu_budget(struct shpmu *pmu, struct shpmu_pmu_budget *out,
  * @param out room for n counts; member i (in shpmu_open_group() order)
  *        goes to out[i]; the times are the group's
  * @return 0, -EINVAL (out NULL), -EBADF, -ERANGE (n is smaller than the
- *         group), or the kernel's read error.
+ *         group), -ENODATA (the group is pinned and in error state, see
+ *         shpmu_read()), or the kernel's read error.
  */
 SHPMU_API int shpmu_read_group(struct shpmu *pmu, int gh,
 			       struct shpmu_count *out, size_t n);
@@ -517,8 +538,10 @@ SHPMU_API int shpmu_read_group(struct shpmu *pmu, int gh,
  *        many of the handles share it; out[i] is exactly what
  *        shpmu_read(hs[i]) would give.
  * @return 0, -EINVAL (NULL arrays), -EBADF (any handle not open), -ENOMEM
- *         (also for an n whose counts would not fit in memory), or the
- *         kernel's read error; on error out is not written.
+ *         (also for an n whose counts would not fit in memory), -ENODATA
+ *         (an event in error state, see shpmu_read(): read the handles
+ *         one by one to find it), or the kernel's read error; on error
+ *         out is not written.
  */
 SHPMU_API int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 			      struct shpmu_count *out);
@@ -526,10 +549,30 @@ SHPMU_API int shpmu_read_many(struct shpmu *pmu, const int *hs, size_t n,
 /**
  * @brief Scales a count for multiplexing: value * time_enabled /
  *        time_running, computed without overflow.
- * @return the scaled value; 0 when the event never ran; the value itself
- *         when it ran all the time it was enabled. NULL gives 0.
+ * @return the scaled value, rounded down, UINT64_MAX when it does not
+ *         fit; 0 when the event never ran; the value itself when it ran
+ *         all the time it was enabled. NULL gives 0.
  */
 SHPMU_API uint64_t shpmu_scale(const struct shpmu_count *c);
+
+/**
+ * @brief Says in words what an error a call returned means, and what to
+ *        do about it.
+ * @param h the handle the call was on, or -1 for a call that made none
+ *        (an open's error)
+ * @param err the negative errno the call returned: -ENODATA (a pinned
+ *        event in error state: which event, why, how to bring it back),
+ *        -EBUSY (no counter left for another distinct hardware event),
+ *        -ENOENT, -EACCES/-EPERM, -EMFILE/-ENFILE, -EOPNOTSUPP (from an
+ *        open), -EBADF; others get strerror()'s text
+ * @param buf receives the text, NUL-terminated
+ * @param len its size
+ * @return 0, -EINVAL (pmu or buf NULL, len 0, err not negative, h below
+ *         -1), -EBADF (h is not an open handle), -ERANGE (len is too small
+ *         for the text: buf is not written).
+ */
+SHPMU_API int shpmu_explain(struct shpmu *pmu, int h, int err, char *buf,
+			    size_t len);
 
 /**
  * @brief Reads a consistent snapshot of the sharing statistics.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The plumbing of the public calls, and only theirs (lifecycle.c, open.c,
- * control.c, read.c, read_many.c, names.c, cgroup_api.c): the errno
- * convention, the guard every call enters by, and the checks most calls
- * begin with.
+ * control.c, read.c, read_many.c, names.c, cgroup_api.c, explain_api.c):
+ * the errno convention, the guard every call enters by, and the checks
+ * most calls begin with.
  */
 #ifndef SHPMU_API_H
 #define SHPMU_API_H

@@ -3,11 +3,13 @@
 #include <errno.h>
 
 #include "core/api.h"
+#include "core/key.h"
 #include "core/sync.h"
 #include "core/window.h"
 
 /* Enables or disables one handle: its window opens at the event's reading
- * now, or closes with a last one. */
+ * now, or closes with a last one. Enabling an enabled handle of a pinned
+ * event is how a caller brings it back from error state (-ENODATA). */
 static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 {
 	struct handle *slot = api_handle(pmu, h, fn);
@@ -19,6 +21,10 @@ static int switch_checked(struct shpmu *pmu, int h, bool on, const char *fn)
 		err = on ? sync_start(pmu, slot, false) : sync_stop(pmu, slot);
 		if (!err)
 			slot->enabled = on;
+	} else if (on && (slot->ev->key.events[0].bits & KEY_PINNED)) {
+		/* Only a pinned event goes to error state: the others'
+		 * enable stays a no-op. */
+		err = sync_revive(pmu, slot);
 	}
 	handle_unlock(&pmu->handles, h);
 	return shpmu_err(err);

@@ -95,13 +95,10 @@ static const char *refused_field(struct shpmu *pmu,
 	return NULL;
 }
 
-void explain_open_error(struct shpmu *pmu, int err,
-			const struct perf_event_attr *attr, pid_t pid, int cpu,
-			int group_fd, unsigned long flags, char *buf,
-			size_t len)
+bool explain_common(struct shpmu *pmu, int err,
+		    const struct perf_event_attr *attr, char *buf, size_t len)
 {
 	char in_use_text[16];
-	const char *field;
 	struct rlimit rl = {0};
 	int paranoid, in_use;
 
@@ -120,7 +117,13 @@ void explain_open_error(struct shpmu *pmu, int err,
 			paranoid);
 		break;
 	case -ENOENT:
-		if (is_hardware(attr) && !have_cpu_pmu(pmu))
+		if (!attr)
+			snprintf(buf, len,
+				 "no such event here: this kernel or CPU does "
+				 "not have it (a hardware event on a machine "
+				 "without a hardware PMU, a VM without PMU "
+				 "pass-through?), or no such cgroup");
+		else if (is_hardware(attr) && !have_cpu_pmu(pmu))
 			snprintf(buf, len,
 				 "this machine has no hardware PMU (a VM "
 				 "without PMU pass-through?): only software "
@@ -133,9 +136,10 @@ void explain_open_error(struct shpmu *pmu, int err,
 		break;
 	case -EOPNOTSUPP:
 		snprintf(buf, len, "this PMU cannot do that (%s)",
-			 is_hardware(attr) ? "no such hardware feature, or "
-					     "the counter cannot be shared"
-					   : "unsupported for this event type");
+			 !attr || is_hardware(attr)
+				 ? "no such hardware feature, or "
+				   "the counter cannot be shared"
+				 : "unsupported for this event type");
 		break;
 	case -EMFILE:
 		sys_getrlimit(pmu, RLIMIT_NOFILE, &rl);
@@ -158,6 +162,22 @@ void explain_open_error(struct shpmu *pmu, int err,
 			 "the system is out of file descriptors "
 			 "(/proc/sys/fs/file-max)");
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+void explain_open_error(struct shpmu *pmu, int err,
+			const struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags, char *buf,
+			size_t len)
+{
+	const char *field;
+
+	if (explain_common(pmu, err, attr, buf, len))
+		return;
+	switch (err) {
 	case -ESRCH:
 		snprintf(buf, len, "no such task (pid %d)", pid);
 		break;

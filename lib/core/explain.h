@@ -3,11 +3,18 @@
 #ifndef SHPMU_EXPLAIN_H
 #define SHPMU_EXPLAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
 struct shpmu;
+
+/* The errors whose advice needs no more than the attr (NULL: not known):
+ * EACCES/EPERM, ENOENT, EOPNOTSUPP, EMFILE, ENFILE. Writes it and returns
+ * true, or returns false for another err. */
+bool explain_common(struct shpmu *pmu, int err,
+		    const struct perf_event_attr *attr, char *buf, size_t len);
 
 /*
  * Writes what err from perf_event_open(attr, pid, cpu, group_fd, flags)

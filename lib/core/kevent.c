@@ -114,6 +114,17 @@ int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open)
 	return err;
 }
 
+int kevent_revive(struct shpmu *pmu, struct kevent *ev)
+{
+	/* The kernel takes PERF_EVENT_IOC_ENABLE from error state (it
+	 * clears the error first); an event already on ignores it. */
+	int err = switch_sources(pmu, ev, true);
+
+	if (!err && ev->enabled == 0)
+		err = switch_sources(pmu, ev, false);
+	return err;
+}
+
 int kevent_enable_put(struct shpmu *pmu, struct kevent *ev)
 {
 	int err = 0;

@@ -98,6 +98,12 @@ static inline bool kevent_put(struct kevent *ev)
  * nothing changed. */
 int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open);
 
+/* Brings sources out of the kernel's error state (a pinned event that
+ * could not get a counter reads 0 bytes, -ENODATA, until it is enabled
+ * again): every source is enabled, and switched off again when no handle
+ * is enabled on ev. Caller holds ev->lock. 0 or the backend's error. */
+int kevent_revive(struct shpmu *pmu, struct kevent *ev);
+
 /* One fewer (caller holds ev->lock): the last switches the sources off.
  * 0, or the backend's error with nothing changed. */
 int kevent_enable_put(struct shpmu *pmu, struct kevent *ev);
@@ -108,7 +114,8 @@ int kevent_enable_put(struct shpmu *pmu, struct kevent *ev);
 void kevent_enable_drop(struct shpmu *pmu, struct kevent *ev);
 
 /* Reads sources [first, first + n) into vals (nvals each), brought up to
- * now. 0, -EIO (short or malformed read) or -errno. */
+ * now. 0, -ENODATA (a source in error state), -EIO (short or malformed
+ * read) or -errno. */
 int kevent_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 		uint32_t n, uint64_t *vals);
 

@@ -17,6 +17,19 @@ static int read_all(struct shpmu *pmu, struct handle *h, struct scratch *s,
 	return kevent_read(pmu, h->ev, 0, h->ev->nfds, *vals);
 }
 
+/* read_all(), bringing the sources out of error state first when they
+ * are in it (ev->lock held): an enable is the caller's way back. */
+static int read_reviving(struct shpmu *pmu, struct handle *h, struct scratch *s,
+			 uint64_t **vals)
+{
+	int err = read_all(pmu, h, s, vals);
+
+	if (err != -ENODATA)
+		return err;
+	err = kevent_revive(pmu, h->ev);
+	return err ? err : read_all(pmu, h, s, vals);
+}
+
 int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 {
 	struct kevent *ev = h->ev;
@@ -27,7 +40,7 @@ int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 	/* Under ev->lock no other handle can switch the sources between
 	 * this one's reading and its count. */
 	pthread_mutex_lock(&ev->lock);
-	err = read_all(pmu, h, &s, &now);
+	err = read_reviving(pmu, h, &s, &now);
 	if (!err) {
 		window_start(h, now);
 		err = kevent_enable_get(pmu, ev, at_open);
@@ -46,10 +59,29 @@ int sync_stop(struct shpmu *pmu, struct handle *h)
 
 	pthread_mutex_lock(&ev->lock);
 	err = read_all(pmu, h, &s, &now);
-	if (!err) {
+	if (!err)
 		window_apply_all(h, now);
+	/* In error state the sources count nothing, and cannot be read
+	 * until they are enabled again: the window closes at its last
+	 * reading, rather than never. */
+	if (!err || err == -ENODATA)
 		err = kevent_enable_put(pmu, ev);
-	}
+	pthread_mutex_unlock(&ev->lock);
+	scratch_put(&s);
+	return err;
+}
+
+int sync_revive(struct shpmu *pmu, struct handle *h)
+{
+	struct kevent *ev = h->ev;
+	struct scratch s;
+	uint64_t *now;
+	int err;
+
+	pthread_mutex_lock(&ev->lock);
+	err = read_reviving(pmu, h, &s, &now);
+	if (!err)
+		window_apply_all(h, now);
 	pthread_mutex_unlock(&ev->lock);
 	scratch_put(&s);
 	return err;

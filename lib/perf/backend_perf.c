@@ -354,6 +354,29 @@ static int perf_enable(struct shpmu *pmu, struct kevent *ev, bool on)
 	return err;
 }
 
+/* A read(2) of 0 bytes: the kernel put the event in error state, as it
+ * does to a pinned event (or group) that cannot get its counters. It
+ * stays there, reading nothing, until PERF_EVENT_IOC_ENABLE. */
+static int in_error_state(struct shpmu *pmu, const struct kevent *ev,
+			  uint32_t i)
+{
+	const struct event_key *e = &ev->key.events[0];
+	char where[64];
+
+	pr_err(pmu,
+	       "kernel event (type %u, config %#llx%s) for %s is in error "
+	       "state on cpu %d: it%s could not get a hardware counter "
+	       "(held by other pinned or exclusive events, or by the NMI "
+	       "watchdog); free counters (close those events, or echo 0 > "
+	       "/proc/sys/kernel/nmi_watchdog), then shpmu_enable() the "
+	       "handle to bring it back",
+	       e->type, (unsigned long long)e->config,
+	       ev->key.nevents > 1 ? ", a group" : "",
+	       target_name(&ev->key.target, where, sizeof(where)), ev->cpus[i],
+	       e->bits & KEY_PINNED ? " is pinned and" : "");
+	return -ENODATA;
+}
+
 /* A group reads as nr, time_enabled, time_running, then (value, id) per
  * member in the order they joined: leader first. */
 static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
@@ -365,8 +388,8 @@ static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	ssize_t n;
 
 	n = sys_read(pmu, fds_of(ev, i)[0], buf, want);
-	if (n < 0)
-		return (int)n;
+	if (n <= 0)
+		return n ? (int)n : in_error_state(pmu, ev, i);
 	if ((size_t)n != want || buf[0] != nevents) {
 		pr_err(pmu, "short read of group on cpu %d: %zd of %zu bytes",
 		       ev->cpus[i], n, want);
@@ -389,8 +412,8 @@ static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	if (ev->key.nevents > 1)
 		return read_group(pmu, ev, i, vals);
 	n = sys_read(pmu, fds_of(ev, i)[0], buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
+	if (n <= 0)
+		return n ? (int)n : in_error_state(pmu, ev, i);
 	if (n != (ssize_t)sizeof(buf)) {
 		pr_err(pmu, "short read of kernel event on cpu %d: %zd bytes",
 		       ev->cpus[i], n);

@@ -27,6 +27,17 @@ struct target_slot {
 static struct target_slot targets[MAX_TARGETS];
 static size_t ntargets;
 static int handles[MAX_EVENTS][MAX_TARGETS]; /* [unit][target] */
+/* Units the machine cannot count: their open failed on every target with
+ * an error perf stat calls "not supported", shown as perf shows them. */
+static bool unsupported[MAX_EVENTS];
+
+/* perf stat's list: the kernel has no such event (ENOENT, ENXIO), cannot
+ * do it (EOPNOTSUPP, ENOSYS), or refused its attr (EINVAL). */
+static bool not_supported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -EINVAL ||
+	       err == -ENOSYS || err == -ENXIO;
+}
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -169,6 +180,21 @@ static int add_thread_targets(pid_t pid)
 	return 0;
 }
 
+/* Whether cgroup g exists: then an ENOENT at open is the event's. */
+static int check_cgroup(struct shpmu *pmu, const struct options *o, size_t g)
+{
+	char path[4096];
+	uint64_t id;
+	int err = o->cgroup_ids[g] ? shpmu_cgroup_path(pmu, o->cgroup_ids[g],
+						       path, sizeof(path))
+				   : shpmu_cgroup_id(pmu, o->cgroups[g], &id);
+
+	if (err)
+		fprintf(stderr, "shpmu-stat: cgroup %s: %s\n", o->cgroups[g],
+			strerror(-err));
+	return err;
+}
+
 /* Cgroup g (by id or path) on the c-th CPU asked for, or on all. */
 static int add_cgroup_target(const struct options *o, size_t g, int c)
 {
@@ -182,11 +208,15 @@ static int add_cgroup_target(const struct options *o, size_t g, int c)
 	return add_target(t, (int)g);
 }
 
-static int build_targets(const struct options *o, pid_t child)
+static int build_targets(struct shpmu *pmu, const struct options *o,
+			 pid_t child)
 {
 	int ncpus = o->ncpus ? o->ncpus : 1;
 
 	if (o->ncgroups) {
+		for (size_t g = 0; g < o->ncgroups; g++)
+			if (check_cgroup(pmu, o, g))
+				return -1;
 		for (size_t g = 0; g < o->ncgroups; g++)
 			for (int c = 0; c < ncpus; c++)
 				if (add_cgroup_target(o, g, c))
@@ -268,6 +298,13 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 				handles[u][t] = -1;
 				continue;
 			}
+			/* No such event here: perf stat shows it as <not
+			 * supported> and counts the others. */
+			if (not_supported(h)) {
+				handles[u][t] = -1;
+				unsupported[u] = t == 0 || unsupported[u];
+				continue;
+			}
 			if (h < 0) {
 				fprintf(stderr,
 					"shpmu-stat: cannot count %s: "
@@ -276,6 +313,7 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 				return -1;
 			}
 			handles[u][t] = h;
+			unsupported[u] = false;
 			*fds_unshared +=
 				un->n * fds_alone(&targets[t].t, online);
 		}
@@ -296,6 +334,10 @@ static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 		return 0;
 	err = un->n == 1 ? shpmu_read(pmu, handles[u][t], &c[0])
 			 : shpmu_read_group(pmu, handles[u][t], c, un->n);
+	/* A pinned event that could not get a counter (the library logged
+	 * why): it counted nothing, as perf stat shows it. */
+	if (err == -ENODATA)
+		return 0;
 	if (err)
 		return err;
 	for (size_t i = 0; i < un->n; i++) {
@@ -328,6 +370,15 @@ static size_t row_count(const struct options *o)
 	return o->per_thread ? ntargets : 1;
 }
 
+static bool event_unsupported(const struct options *o, size_t e)
+{
+	for (size_t u = 0; u < o->nunits; u++)
+		if (e >= o->units[u].first &&
+		    e < o->units[u].first + o->units[u].n)
+			return unsupported[u];
+	return false;
+}
+
 static void print_one(const struct options *o, size_t r, size_t e, double ts)
 {
 	const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
@@ -336,6 +387,7 @@ static void print_one(const struct options *o, size_t r, size_t e, double ts)
 		.cgroup = cg && !*cg ? "/" : cg,
 		.comm = o->per_thread ? targets[r].comm : NULL,
 		.tid = o->per_thread ? targets[r].t.pid : 0,
+		.unsupported = event_unsupported(o, e),
 		.count = sums[r][e],
 	};
 
@@ -484,7 +536,7 @@ int main(int argc, char **argv)
 		if (child < 0)
 			goto out;
 	}
-	if (build_targets(&o, child))
+	if (build_targets(pmu, &o, child))
 		goto kill_child;
 	/* With -p, the command is only a timer. */
 	if (open_all(pmu, &o,

@@ -14,18 +14,32 @@ static bool is_clock(const char *event)
 	       strstr(event, "TASK-CLOCK") || strstr(event, "CPU-CLOCK");
 }
 
-static double running_pct(const struct shpmu_count *c)
+/* The share of its enabled time the event ran, as perf stat shows it:
+ * 100 unless multiplexed; in CSV and JSON perf's integer division. */
+static double running_pct(const struct shpmu_count *c, bool whole)
 {
-	return c->time_enabled ? 100.0 * (double)c->time_running /
-					 (double)c->time_enabled
-			       : 0;
+	if (c->time_running == c->time_enabled)
+		return 100;
+	if (whole)
+		return (double)((unsigned __int128)c->time_running * 100 /
+				c->time_enabled);
+	return 100.0 * (double)c->time_running / (double)c->time_enabled;
+}
+
+/* Whether the event never ran in the window (perf's test): its count
+ * would be a guess from nothing. */
+static bool not_counted(const struct shpmu_count *c)
+{
+	return !c->time_running || !c->time_enabled;
 }
 
 static void value_text(const struct row *r, char *buf, size_t len)
 {
 	uint64_t v = shpmu_scale(&r->count);
 
-	if (!r->count.time_running)
+	if (r->unsupported)
+		snprintf(buf, len, "<not supported>");
+	else if (not_counted(&r->count))
 		snprintf(buf, len, "<not counted>");
 	else if (is_clock(r->event))
 		snprintf(buf, len, "%.2f", (double)v / 1e6);
@@ -69,7 +83,7 @@ void print_header(const struct options *o)
 void print_row(const struct options *o, const struct row *r, double ts)
 {
 	const char *unit = is_clock(r->event) ? "msec" : "";
-	double pct = running_pct(&r->count);
+	double pct = running_pct(&r->count, o->format != OUT_HUMAN);
 	char value[64], thread[48];
 
 	value_text(r, value, sizeof(value));
@@ -119,8 +133,9 @@ void print_row(const struct options *o, const struct row *r, double ts)
 		printf("%18s %-5s %-24s", value, unit, r->event);
 		if (r->cgroup)
 			printf(" %s", r->cgroup);
-		/* Multiplexed: the value above is scaled from this share. */
-		if (r->count.time_running && pct < 99.995)
+		/* Multiplexed: the value above is scaled from this share
+		 * (0.00% for an event enabled that never ran). */
+		if (r->count.time_running != r->count.time_enabled)
 			printf("  (%.2f%%)", pct);
 		printf("\n");
 		break;

@@ -57,6 +57,7 @@ struct row {
 	const char *cgroup; /* NULL when not per cgroup */
 	const char *comm;   /* the thread's name; NULL when not per thread */
 	pid_t tid;
+	bool unsupported; /* its open failed: ENOENT, EOPNOTSUPP */
 	struct shpmu_count count;
 };
 
