@@ -494,7 +494,7 @@ static int budget_mode(struct shpmu *pmu, const struct options *o)
 
 	if (n <= 0)
 		return n < 0;
-	if (build_targets(o, 0) || open_all(pmu, o, false, &fds_unshared))
+	if (build_targets(pmu, o, 0) || open_all(pmu, o, false, &fds_unshared))
 		return 1;
 	return print_budget(pmu) ? 1 : 0;
 }
