@@ -3,7 +3,8 @@
 """shpmu-stat against perf stat on a fixed workload, its output formats, and
 -p and --per-thread on a live multi-threaded process. With --pmu-model
 (a build with the PMU model): only its lines for multiplexed events, events
-that never ran and events the machine does not have, on the model.
+that never ran and events the machine does not have, and --budget, on the
+model.
 
 usage: test_stat.py SHPMU_STAT WORKLOAD [--pmu-model]
 """
@@ -39,9 +40,55 @@ def without_model():
     return env
 
 
+def budget_rows(text):
+    """{(pmu, cpu): [general, fixed, watchdog, used, wanted, saved, mux]}"""
+    rows = {}
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        rows[(f[0], f[1])] = f[2:]
+    return rows
+
+
+# Under the PMU model (a build with it): 4 general counters, one the
+# watchdog's, 3 fixed. cycles twice (one kernel event, two handles) and
+# instructions on fixed counters, three more on general ones: it fits;
+# a fourth general one does not.
+def budget_on_model():
+    env = dict(os.environ, SHPMU_PMU_MODEL="counters=4,fixed=3,watchdog=1")
+    events = "cycles,cycles,instructions,branches,branch-misses,cache-misses"
+    out = subprocess.run([STAT, "--budget", "-a", "-e", events],
+                         capture_output=True, text=True, env=env)
+    rows = budget_rows(out.stdout)
+    print(out.stdout)
+    ncpu = os.cpu_count()
+    check(out.returncode == 0 and len(rows) == ncpu + 1,
+          f"--budget under the model: a row per CPU and the tasks': "
+          f"{out.returncode} {out.stdout} {out.stderr}")
+    for cpu in range(ncpu):
+        check(rows.get(("cpu", str(cpu))) ==
+              ["4", "3", "1", "5", "6", "1", "no"],
+              f"cpu {cpu}: {rows.get(('cpu', str(cpu)))}")
+    check(rows.get(("cpu", "task")) == ["4", "3", "1", "0", "0", "0", "no"],
+          f"the tasks' row: {rows.get(('cpu', 'task'))}")
+    out = subprocess.run([STAT, "--budget", "-a", "-e",
+                          events + ",cache-references"],
+                         capture_output=True, text=True, env=env)
+    rows = budget_rows(out.stdout)
+    check(rows.get(("cpu", "0"), [""])[-1] == "yes",
+          f"one more general event multiplexes: {out.stdout}")
+    # No event: the empty budget, on this process.
+    out = subprocess.run([STAT, "--budget"], capture_output=True, text=True,
+                         env=env)
+    rows = budget_rows(out.stdout)
+    check(out.returncode == 0 and len(rows) == ncpu + 1 and
+          all(r[3:6] == ["0", "0", "0"] for r in rows.values()),
+          f"the empty budget: {out.stdout}")
+
+
 if sys.argv[3:] == ["--pmu-model"]:
     import stat_model
     stat_model.run(STAT, check)
+    budget_on_model()
     print(f"{checks - len(failures)} of {checks} checks passed")
     sys.exit(1 if failures else 0)
 if not shutil.which("perf"):
@@ -562,50 +609,6 @@ out = subprocess.run([STAT, "--budget", "--", "true"], capture_output=True,
 check(out.returncode == 2 and "runs no command" in out.stderr,
       f"--budget with a command: {out.returncode} {out.stderr}")
 
-
-def budget_rows(text):
-    """{(pmu, cpu): [general, fixed, watchdog, used, wanted, saved, mux]}"""
-    rows = {}
-    for line in text.splitlines()[1:]:
-        f = line.split()
-        rows[(f[0], f[1])] = f[2:]
-    return rows
-
-
-# Under the PMU model (a build with it): 4 general counters, one the
-# watchdog's, 3 fixed. cycles twice (one kernel event, two handles) and
-# instructions on fixed counters, three more on general ones: it fits;
-# a fourth general one does not.
-if os.environ.get("SHPMU_TEST_PMU_MODEL"):
-    env = dict(os.environ, SHPMU_PMU_MODEL="counters=4,fixed=3,watchdog=1")
-    events = "cycles,cycles,instructions,branches,branch-misses,cache-misses"
-    out = subprocess.run([STAT, "--budget", "-a", "-e", events],
-                         capture_output=True, text=True, env=env)
-    rows = budget_rows(out.stdout)
-    print(out.stdout)
-    ncpu = os.cpu_count()
-    check(out.returncode == 0 and len(rows) == ncpu + 1,
-          f"--budget under the model: a row per CPU and the tasks': "
-          f"{out.returncode} {out.stdout} {out.stderr}")
-    for cpu in range(ncpu):
-        check(rows.get(("cpu", str(cpu))) ==
-              ["4", "3", "1", "5", "6", "1", "no"],
-              f"cpu {cpu}: {rows.get(('cpu', str(cpu)))}")
-    check(rows.get(("cpu", "task")) == ["4", "3", "1", "0", "0", "0", "no"],
-          f"the tasks' row: {rows.get(('cpu', 'task'))}")
-    out = subprocess.run([STAT, "--budget", "-a", "-e",
-                          events + ",cache-references"],
-                         capture_output=True, text=True, env=env)
-    rows = budget_rows(out.stdout)
-    check(rows.get(("cpu", "0"), [""])[-1] == "yes",
-          f"one more general event multiplexes: {out.stdout}")
-    # No event: the empty budget, on this process.
-    out = subprocess.run([STAT, "--budget"], capture_output=True, text=True,
-                         env=env)
-    rows = budget_rows(out.stdout)
-    check(out.returncode == 0 and len(rows) == ncpu + 1 and
-          all(r[3:6] == ["0", "0", "0"] for r in rows.values()),
-          f"the empty budget: {out.stdout}")
 
 print(f"{checks - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
