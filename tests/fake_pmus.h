@@ -52,6 +52,10 @@ struct fake_opened {
 extern struct fake_opened fake_opened[256];
 extern int fake_nopened;
 
+/* A suite's .init: skips, saying why, on a machine the fake specs were
+ * not worked out for (not 2 CPUs). */
+void fake_pmus_machine_check(void);
+
 /* A context made with opts (NULL: logging to record_log, classic cgroup
  * events) that sees spec's files. */
 struct shpmu *fake_context(const struct fake_spec *spec,

@@ -20,17 +20,7 @@
 static const struct shpmu_target all_cpus = {.kind = SHPMU_TARGET_CPU,
 					     .cpu = SHPMU_ALL_CPUS};
 
-static void setup(void)
-{
-	/* The numbers here are worked out by hand for this project's
-	 * machines; budget-model checks any CPU count against the model. */
-	if (online_cpus() != 2)
-		cr_skip_test(
-			"the fake PMUs are for 2 CPUs; this machine has %d",
-			online_cpus());
-}
-
-TestSuite(budget, .init = setup);
+TestSuite(budget, .init = fake_pmus_machine_check);
 
 Test(budget, no_core_pmu_here)
 {
