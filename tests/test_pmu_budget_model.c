@@ -7,6 +7,7 @@
  * (Criterion), with a model of its own.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -254,5 +255,45 @@ Test(budget_model, hybrid_splits_by_pmu)
 	cr_expect_eq(atom.value, rate * atom.time_running);
 	cr_expect_gt(core.value, 0);
 	cr_expect_eq(sum.value, core.value + atom.value);
+	/* Each PMU's source was enabled the task's whole window; the task
+	 * was enabled once. (The model runs it on both PMUs at once, which
+	 * no task does: running is not checked against enabled here.) */
+	cr_expect_eq(core.time_enabled, 3 * MS);
+	cr_expect_eq(atom.time_enabled, 3 * MS);
+	cr_expect_eq(sum.time_enabled, 3 * MS, "enabled once, not per PMU");
 	cr_expect_eq(shpmu_read_pmu(pmu, ht, "cpu", &core), -ENOENT);
+}
+
+/* The calling process's threads (Criterion's among them). */
+static unsigned int thread_count(void)
+{
+	struct dirent *d;
+	unsigned int n = 0;
+	DIR *dir = opendir("/proc/self/task");
+
+	cr_assert(dir);
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* A process bound to one CPU runs on that CPU's PMU only: one source a
+ * thread, not one per PMU type. */
+Test(budget_model, hybrid_process_on_one_cpu_is_not_split)
+{
+	struct perf_event_attr ins =
+		attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	struct shpmu_target proc = {.kind = SHPMU_TARGET_PROCESS, .cpu = 0};
+	unsigned int before, threads;
+
+	model("hybrid=core:6+atom:4,clock=manual");
+	threads = thread_count();
+	before = shpmu__pmu_model_events_open();
+	cr_assert_geq(shpmu_open(pmu, &ins, &proc), 0, "%s", last_log);
+	cr_expect_eq(shpmu__pmu_model_events_open(), before + threads,
+		     "a source a thread: %u for %u threads",
+		     shpmu__pmu_model_events_open() - before, threads);
+	cr_expect_eq(shpmu__pmu_model_counters_in_use(CORE, -1), (int)threads);
+	cr_expect_eq(shpmu__pmu_model_counters_in_use(ATOM, -1), 0);
 }

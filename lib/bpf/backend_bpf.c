@@ -398,6 +398,10 @@ bool bpf_backend_counts(const struct share_key *key)
 
 	if (key->nevents != 1)
 		return false;
+	/* A pinned event in error state must read as an error, and an
+	 * exclusive one stay alone: only classic fds show either. */
+	if (key->events[0].bits & (KEY_PINNED | KEY_EXCLUSIVE))
+		return false;
 	if (t->kind == SHPMU_TARGET_CGROUP || t->kind == SHPMU_TARGET_CPU)
 		return true;
 	/* The program counts a task wherever it runs, from the moment it

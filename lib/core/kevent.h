@@ -40,8 +40,12 @@ struct kevent {
 	uint32_t enabled;     /* handles enabled on it */
 	uint32_t nfds;	      /* sources: one per CPU it spans */
 	uint32_t nvals;	      /* values per source reading, KVAL_* */
-	int64_t task;	      /* TASK, PROCESS: task_identity() at open */
-	int *cpus;	      /* the CPU of each source; -1: any */
+	/* Sources enabled together for one thing that runs in one place
+	 * at a time: a hybrid task's one per PMU type. Their enabled times
+	 * count once (0 or 1: each source its own). */
+	uint32_t enabled_together;
+	int64_t task; /* TASK, PROCESS: task_identity() at open */
+	int *cpus;    /* the CPU of each source; -1: any */
 	struct backend *backend;
 	struct backend_cost cost; /* what its open added to the stats */
 	/* The context's events that use core counters, for the budget

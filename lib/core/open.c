@@ -99,9 +99,16 @@ static int know_pmus(struct shpmu *pmu, const struct share_key *key)
 {
 	const struct hw_pmus *hw;
 
+	int err;
+
 	for (uint32_t m = 0; m < key->nevents; m++)
-		if (hw_event_maybe(&key->events[m]))
-			return hw_pmus_get(pmu, &hw);
+		if (hw_event_maybe(&key->events[m])) {
+			/* PMUs that cannot be read (logged) leave the event
+			 * as asked: the kernel places it. Only the budget
+			 * needs them. */
+			err = hw_pmus_get(pmu, &hw);
+			return err == -ENOMEM ? err : 0;
+		}
 	return 0;
 }
 

@@ -145,6 +145,9 @@ static int read_group_checked(struct shpmu *pmu, int gh,
 			sum[m].time_running += acc[KVAL_RUNNING];
 		}
 	}
+	if (slot->ev->enabled_together > 1)
+		for (uint32_t m = 0; m < members; m++)
+			sum[m].time_enabled /= slot->ev->enabled_together;
 	handle_unlock(&pmu->handles, gh);
 	if (!err)
 		memcpy(out, sum, members * sizeof(*out));

@@ -65,6 +65,10 @@ void window_sum(const struct handle *h, int only, struct shpmu_count *out)
 		out->time_enabled += acc[KVAL_ENABLED];
 		out->time_running += acc[KVAL_RUNNING];
 	}
+	/* A whole reading: each of a hybrid task's sources was enabled
+	 * all its windows, while it ran on one of them at a time. */
+	if (only < 0 && h->ev->enabled_together > 1)
+		out->time_enabled /= h->ev->enabled_together;
 }
 
 const uint64_t *window_acc(const struct handle *h, uint32_t i)

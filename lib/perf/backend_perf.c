@@ -87,6 +87,9 @@ static uint32_t per_task(struct shpmu *pmu, const struct kevent *ev)
 {
 	const struct hw_pmus *hw = hw_pmus_known(pmu);
 
+	/* Bound to one CPU, a task runs on that CPU's PMU only. */
+	if (ev->key.target.cpu >= 0)
+		return 1;
 	return hw_split(hw, &ev->key) ? hw->n : 1;
 }
 
@@ -288,6 +291,8 @@ static int perf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 	uint32_t i;
 	int err;
 
+	if (t->kind == SHPMU_TARGET_TASK || t->kind == SHPMU_TARGET_PROCESS)
+		ev->enabled_together = per_task(pmu, ev);
 	if (t->kind == SHPMU_TARGET_PROCESS) {
 		err = open_process(pmu, ev);
 		if (err) {
