@@ -44,6 +44,10 @@ struct backend_ops {
 	 * failure. NULL: the sources always count, and each handle's
 	 * window alone says what is its own. */
 	int (*enable)(struct shpmu *pmu, struct kevent *ev, bool on);
+	/* Asks every CPU's source, already on, to be scheduled again (out
+	 * of a pinned event's error state), undoing nothing on failure:
+	 * the sources count for other handles. NULL: nothing to revive. */
+	int (*revive)(struct shpmu *pmu, struct kevent *ev);
 	/* Reads CPU sources [first, first + n) into vals, ev->nvals each
 	 * (KVAL_*). fresh: bring them up to now first; a batch whose
 	 * backend was flushed passes false. */

@@ -117,10 +117,17 @@ int kevent_enable_get(struct shpmu *pmu, struct kevent *ev, bool at_open)
 int kevent_revive(struct shpmu *pmu, struct kevent *ev)
 {
 	/* The kernel takes PERF_EVENT_IOC_ENABLE from error state (it
-	 * clears the error first); an event already on ignores it. */
-	int err = switch_sources(pmu, ev, true);
+	 * clears the error first); an event already on ignores it. On
+	 * sources other handles count with, a failure must switch nothing
+	 * off. */
+	int err;
 
-	if (!err && ev->enabled == 0)
+	if (ev->enabled > 0)
+		return ev->backend->ops->revive
+			       ? ev->backend->ops->revive(pmu, ev)
+			       : 0;
+	err = switch_sources(pmu, ev, true);
+	if (!err)
 		err = switch_sources(pmu, ev, false);
 	return err;
 }

@@ -382,6 +382,24 @@ static int in_error_state(struct shpmu *pmu, const struct kevent *ev,
 	return -ENODATA;
 }
 
+static int perf_revive(struct shpmu *pmu, struct kevent *ev)
+{
+	int err, first = 0;
+
+	for (uint32_t i = 0; i < ev->nfds; i++) {
+		err = sys_ioctl(pmu, fds_of(ev, i)[0], PERF_EVENT_IOC_ENABLE,
+				PERF_IOC_FLAG_GROUP);
+		if (err < 0 && !first) {
+			pr_err(pmu,
+			       "cannot schedule kernel event on cpu %d "
+			       "again: %s",
+			       ev->cpus[i], strerror(-err));
+			first = err;
+		}
+	}
+	return first;
+}
+
 /* A group reads as nr, time_enabled, time_running, then (value, id) per
  * member in the order they joined: leader first. */
 static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
@@ -447,6 +465,7 @@ static const struct backend_ops perf_ops = {
 	.open = perf_open,
 	.close = perf_close,
 	.enable = perf_enable,
+	.revive = perf_revive,
 	.read = perf_read,
 };
 
