@@ -287,9 +287,9 @@ enum shpmu_open_flags {
  * is set and the rest zeroed; later versions add fields at the end.
  */
 struct shpmu_open_opts {
-	size_t sz;	      /**< sizeof(struct shpmu_open_opts) */
-	unsigned int flags;   /**< enum shpmu_open_flags */
-	unsigned int pad;     /**< zero */
+	size_t sz;	    /**< sizeof(struct shpmu_open_opts); at most 4096 */
+	unsigned int flags; /**< enum shpmu_open_flags */
+	unsigned int pad;   /**< zero */
 	uint64_t reserved[6]; /**< zero */
 };
 
@@ -464,9 +464,12 @@ SHPMU_API int shpmu_read_cpu(struct shpmu *pmu, int h, int cpu,
  *        CPU: shpmu_read_cpu() gives -ENOENT for it.
  * @param pmu_name a core PMU's name, as shpmu_pmu_budget() gives it
  *        ("cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0")
+ * @param out receives that PMU's share
  * @return 0, -EINVAL (a NULL argument), -EBADF, -ENOENT (the handle counts
- *         nothing on that PMU: no such PMU, or a software event), or the
- *         kernel's read error.
+ *         nothing on that PMU: no such PMU, or a software event; also a
+ *         task counted by the BPF backend, which sums its CPUs into one
+ *         total), -ENODATA (a pinned event in error state, see
+ *         shpmu_read()), or the kernel's read error.
  */
 SHPMU_API int shpmu_read_pmu(struct shpmu *pmu, int h, const char *pmu_name,
 			     struct shpmu_count *out);

@@ -68,13 +68,17 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 	case -EBUSY:
 		snprintf(buf, len,
 			 "no hardware counter is left for another distinct "
-			 "event on a CPU the target spans (or an exclusive "
-			 "event holds the PMU): its counts would be "
-			 "multiplexed. Share an event already open (the same "
+			 "event on a CPU the target spans, or among the "
+			 "events that follow tasks (the NMI watchdog may hold "
+			 "one: /proc/sys/kernel/nmi_watchdog): with "
+			 "SHPMU_OPEN_NO_MULTIPLEX the open was refused, and "
+			 "the log names the PMU, the CPU and what holds the "
+			 "counters. Share an event already open (the same "
 			 "attr and target cost no counter), close handles on "
-			 "other distinct events, or open without "
-			 "SHPMU_OPEN_NO_MULTIPLEX and scale the counts with "
-			 "shpmu_scale()");
+			 "other distinct events, or open without the flag and "
+			 "scale the counts with shpmu_scale(). Without the "
+			 "flag, EBUSY is the kernel's: an exclusive event "
+			 "holds the PMU");
 		return;
 	case -ENOENT:
 		if (a->known) {

@@ -68,7 +68,11 @@ static int read_cpus(struct shpmu *pmu, const char *name, struct hw_pmu *p)
 	list = malloc(CPUS_MAX * sizeof(*list));
 	if (!list)
 		return -ENOMEM;
-	count = cpus_parse(text, list, CPUS_MAX);
+	/* A file that filled the buffer may have been cut to a shorter,
+	 * valid list. */
+	count = (size_t)n >= sizeof(text) - 1
+			? -EINVAL
+			: cpus_parse(text, list, CPUS_MAX);
 	if (count < 0) {
 		pr_warn(pmu, "PMU discovery: ignoring %s: not a CPU list",
 			path);

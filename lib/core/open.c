@@ -391,9 +391,9 @@ static int open_opts_check(struct shpmu *pmu,
 	/* Bounded as an attr is: the tail is read byte by byte. */
 	if (opts->sz < known || opts->sz > 4096) {
 		pr_err(pmu,
-		       "shpmu_open_opts: opts->sz %zu is too small: use "
+		       "shpmu_open_opts: opts->sz %zu is too %s: use "
 		       "SHPMU_OPEN_OPTS()",
-		       opts->sz);
+		       opts->sz, opts->sz < known ? "small" : "large");
 		return -EINVAL;
 	}
 	for (size_t i = known; i < opts->sz; i++)
