@@ -7,6 +7,7 @@
 
 #include "core/api.h"
 #include "core/explain.h"
+#include "core/hw_pmus.h"
 #include "core/kevent.h"
 #include "core/key.h"
 #include "sys/sys.h"
@@ -19,13 +20,12 @@ struct about {
 	uint32_t nevents;
 };
 
+/* As PMU discovery read it (at the context's first hardware event). */
 static bool watchdog_on(struct shpmu *pmu)
 {
-	char buf[16];
+	const struct hw_pmus *hw = hw_pmus_known(pmu);
 
-	return sys_read_file(pmu, "/proc/sys/kernel/nmi_watchdog", buf,
-			     sizeof(buf)) > 0 &&
-	       atoi(buf) > 0;
+	return hw && hw->watchdog;
 }
 
 static void explain_error_state(struct shpmu *pmu, const struct about *a,
