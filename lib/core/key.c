@@ -25,14 +25,6 @@
 	X(KEY_INHERIT_THREAD, inherit_thread)                                  \
 	X(KEY_REMOVE_ON_EXEC, remove_on_exec)
 
-static bool tail_is_zero(const unsigned char *p, size_t from, size_t to)
-{
-	for (size_t i = from; i < to; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		  bool *disabled, const char **why)
 {
@@ -53,8 +45,7 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 		return -E2BIG;
 	}
 	if (size > SHPMU_ATTR_SIZE_KNOWN &&
-	    !tail_is_zero((const unsigned char *)attr, SHPMU_ATTR_SIZE_KNOWN,
-			  size)) {
+	    first_nonzero_byte(attr, SHPMU_ATTR_SIZE_KNOWN, size) < size) {
 		*why = "attr has non-zero fields this libshpmu does not know";
 		return -E2BIG;
 	}

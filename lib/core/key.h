@@ -64,6 +64,18 @@ static inline bool target_is_task(const struct target_key *t)
  * adds config3 after the 128 bytes the installed header may stop at). */
 #define SHPMU_ATTR_SIZE_KNOWN 136
 
+/* The first non-zero byte of p in [from, to), or to. A caller's struct
+ * (an attr, opts) built against a newer header has bytes past what this
+ * version knows: non-zero, they ask for what it cannot do. */
+static inline size_t first_nonzero_byte(const void *p, size_t from, size_t to)
+{
+	const unsigned char *b = p;
+
+	while (from < to && !b[from])
+		from++;
+	return from;
+}
+
 /*
  * Reduces a caller's attr to its key. Returns 0, -EINVAL (bad size),
  * -E2BIG (non-zero bytes past what we know) or -EOPNOTSUPP (sampling).

@@ -8,6 +8,7 @@
 #include "core/api.h"
 #include "core/backend.h"
 #include "core/hw_pmus.h"
+#include "core/key.h"
 #include "core/log.h"
 #include "core/open.h"
 #include "core/symver.h"
@@ -19,18 +20,6 @@
 
 #define SHPMU_F_ALL SHPMU_F_NO_SHARING
 
-/* The bytes of opts a caller built against a newer header may have set:
- * they must be zero, or the caller asks for something we do not know. */
-static bool opts_tail_is_zero(const struct shpmu_opts *opts)
-{
-	const unsigned char *p = (const unsigned char *)opts;
-
-	for (size_t i = sizeof(*opts); i < opts->sz; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* Copies what the caller's (possibly older, smaller) opts holds. */
 static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
 {
@@ -39,7 +28,8 @@ static int opts_copy(const struct shpmu_opts *in, struct shpmu_opts *out)
 		return 0;
 	if (in->sz < offsetof(struct shpmu_opts, flags) + sizeof(in->flags))
 		return -EINVAL;
-	if (!opts_tail_is_zero(in))
+	/* Set, the bytes past what we know ask for what we cannot do. */
+	if (first_nonzero_byte(in, sizeof(*in), in->sz) < in->sz)
 		return -EINVAL;
 	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
 	return 0;

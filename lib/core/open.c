@@ -10,6 +10,7 @@
 #include "core/backend.h"
 #include "core/budget.h"
 #include "core/hw_pmus.h"
+#include "core/key.h"
 #include "core/kevent.h"
 #include "core/log.h"
 #include "core/process.h"
@@ -381,9 +382,9 @@ static int open_opts_check(struct shpmu *pmu,
 			   const struct shpmu_open_opts *opts,
 			   unsigned int *flags)
 {
-	const unsigned char *p = (const unsigned char *)opts;
 	size_t known =
 		offsetof(struct shpmu_open_opts, flags) + sizeof(opts->flags);
+	size_t set;
 
 	*flags = 0;
 	if (!opts)
@@ -396,15 +397,14 @@ static int open_opts_check(struct shpmu *pmu,
 		       opts->sz, opts->sz < known ? "small" : "large");
 		return -EINVAL;
 	}
-	for (size_t i = known; i < opts->sz; i++)
-		if (p[i]) {
-			pr_err(pmu,
-			       "shpmu_open_opts: opts has non-zero bytes past "
-			       "its flags (at %zu): fields this version does "
-			       "not know",
-			       i);
-			return -EINVAL;
-		}
+	set = first_nonzero_byte(opts, known, opts->sz);
+	if (set < opts->sz) {
+		pr_err(pmu,
+		       "shpmu_open_opts: opts has non-zero bytes past its "
+		       "flags (at %zu): fields this version does not know",
+		       set);
+		return -EINVAL;
+	}
 	if (opts->flags & ~SHPMU_OPEN_F_ALL) {
 		pr_err(pmu, "shpmu_open_opts: unknown flags %#x",
 		       opts->flags & ~SHPMU_OPEN_F_ALL);
