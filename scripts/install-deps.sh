@@ -2,7 +2,8 @@
 # Installs what libshpmu needs to build and test on Debian 12 (as root).
 set -eu
 packages="gcc meson ninja-build pkg-config binutils libcriterion-dev libmount-dev libpfm4-dev linux-perf python3 libpapi-dev valgrind clang
-libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus"
+libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus
+golang-go"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

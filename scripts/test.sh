@@ -3,8 +3,10 @@
 # (with the fault-injection walk), under AddressSanitizer +
 # UndefinedBehaviorSanitizer (LeakSanitizer included), the stress test under
 # ThreadSanitizer, every unit suite under valgrind, the fuzz targets for a
-# bounded time, the benchmark, and a program built outside the tree against
-# an installed libshpmu through pkg-config. Each stage prints its duration.
+# bounded time, the benchmark, a program built outside the tree against an
+# installed libshpmu through pkg-config, and the Go binding against that
+# installed library under the race detector. Each stage prints its
+# duration.
 #
 # The flake hunter runs one suite many times instead:
 #   scripts/test.sh --repeat N [--suite NAME] [--asan] [--beside SUITE]
@@ -147,6 +149,8 @@ stage "every unit suite under valgrind memcheck" run_valgrind
 stage "fuzz targets, 60 s each" scripts/fuzz.sh 60
 stage "the benchmark runs (figures are not judged here; see README)" run_bench
 stage "installed library, used from outside the tree" tests/external/run.sh
+stage "the Go binding against the installed library (go test -race)" \
+	bindings/go/test.sh
 echo "== durations"
 printf '%s' "$durations"
 printf '%6d s  all\n' "$(($(date +%s) - all_start))"

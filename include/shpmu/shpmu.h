@@ -605,7 +605,8 @@ SHPMU_API int shpmu_cgroup_root(struct shpmu *pmu, char *buf, size_t len);
  * @return 0, -EINVAL (NULL argument, "..", symlink), -EXDEV (absolute path
  *         outside the root), -ENOENT (no such cgroup), -ENOTDIR (path
  *         names a file of a cgroup, not a cgroup), -ENAMETOOLONG (path
- *         longer than PATH_MAX, or a component longer than NAME_MAX).
+ *         longer than PATH_MAX; a component longer than NAME_MAX gets
+ *         the cgroup filesystem's answer, -ENOENT).
  */
 SHPMU_API int shpmu_cgroup_id(struct shpmu *pmu, const char *path,
 			      uint64_t *id);

@@ -4,10 +4,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 prefix=$(pwd)/_install
-rm -rf "$prefix" build-install
-meson setup build-install --prefix="$prefix" --libdir=lib -Dtests=disabled \
-	>/dev/null
-meson install -C build-install >/dev/null
+scripts/install-prefix.sh build-install "$prefix"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -1,0 +1,3 @@
+module libshpmu
+
+go 1.19
