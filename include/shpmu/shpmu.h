@@ -35,10 +35,9 @@ extern "C" {
 #define SHPMU_API __attribute__((visibility("default")))
 #endif
 
-/** The version of this header. */
-#define SHPMU_VERSION_MAJOR 0
-#define SHPMU_VERSION_MINOR 2
-#define SHPMU_VERSION_PATCH 0
+/* SHPMU_VERSION_MAJOR, _MINOR and _PATCH: the version of this header. */
+#include <shpmu/version.h>
+
 /** One number for a version, comparable with < and >. */
 #define SHPMU_VERSION_CODE(major, minor, patch)                                \
 	(((major) << 16) | ((minor) << 8) | (patch))
