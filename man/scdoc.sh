@@ -2,7 +2,9 @@
 # Usage: scdoc.sh SCDOC IN OUT. scdoc's roff, less the paragraph macros it
 # leaves where they do nothing (mandoc -T lint warns of each).
 set -eu
-"$1" <"$2" | awk '
+# scdoc first, so that its errors fail the build.
+"$1" <"$2" >"$3.roff"
+awk '
 { line[NR] = $0 }
 END {
 	last = ""
@@ -14,4 +16,5 @@ END {
 		print line[i]
 		last = line[i]
 	}
-}' >"$3"
+}' "$3.roff" >"$3"
+rm -f "$3.roff"
