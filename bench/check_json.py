@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Runs shpmu-bench --json: prints its table, checks that the JSON object
 has exactly the documented keys, each a number, and prints each goal's
-verdict as the table does (a missed goal does not fail the check: the
-README says which goals are missed and why)."""
+verdict as the table does (a missed goal does not fail the check:
+docs/performance.md says which goals are missed and why)."""
 import json
 import os
 import subprocess

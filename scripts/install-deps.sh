@@ -3,7 +3,7 @@
 set -eu
 packages="gcc meson ninja-build pkg-config binutils libcriterion-dev libmount-dev libpfm4-dev linux-perf python3 libpapi-dev valgrind clang
 libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus
-golang-go"
+golang-go scdoc mandoc"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -61,7 +61,7 @@ enum shpmu_flags {
 };
 
 /**
- * How cgroup targets are counted (README: "Choosing a backend"). Task and
+ * How cgroup targets are counted (libshpmu(7): BACKENDS). Task and
  * process targets go to the BPF backend only where this context runs the
  * program anyway (BPF, or AUTO once a cgroup is counted by BPF).
  *
@@ -84,7 +84,7 @@ enum shpmu_cgroup_backend {
 };
 
 /**
- * Who shares kernel events (README: "Sharing across processes").
+ * Who shares kernel events (libshpmu(7): SHARING ACROSS PROCESSES).
  *
  * PROCESS: the handles of one context. HOST: every process on the host
  * whose context joins the same domain (shpmu_opts.domain) under the same

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * shpmu-exporter: serves libshpmu's per-CPU and per-cgroup counters to
- * Prometheus. README: "Running the exporter".
+ * Prometheus. man/shpmu-exporter.8.scd.
  */
 #include <errno.h>
 #include <stdlib.h>
