@@ -7,7 +7,6 @@
 # user, where this run created it), leaving the machine as it was. Root.
 set -eu
 cd "$(dirname "$0")/../.."
-src=$(pwd)
 pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter"
 user=shpmu-exporter
 port=9817
