@@ -3,7 +3,9 @@
 set -eu
 packages="gcc meson ninja-build pkg-config binutils libcriterion-dev libmount-dev libpfm4-dev linux-perf python3 libpapi-dev valgrind clang
 libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus
-golang-go scdoc mandoc"
+golang-go
+debhelper dpkg-dev build-essential fakeroot lintian scdoc mandoc man-db
+systemd libcap2-bin util-linux curl"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -4,7 +4,8 @@
 # UndefinedBehaviorSanitizer (LeakSanitizer included), the stress test under
 # ThreadSanitizer, every unit suite under valgrind, the fuzz targets for a
 # bounded time, the benchmark, a program built outside the tree against an
-# installed libshpmu through pkg-config, and the Go binding against that
+# installed libshpmu through pkg-config, the Debian packages built,
+# linted, installed, used and purged, and the Go binding against that
 # installed library under the race detector. Each stage prints its
 # duration.
 #
@@ -149,6 +150,7 @@ stage "every unit suite under valgrind memcheck" run_valgrind
 stage "fuzz targets, 60 s each" scripts/fuzz.sh 60
 stage "the benchmark runs (figures are not judged here; see README)" run_bench
 stage "installed library, used from outside the tree" tests/external/run.sh
+stage "Debian packages: build, lintian, install, use" tests/packaging/run.sh
 stage "the Go binding against the installed library (go test -race)" \
 	bindings/go/test.sh
 echo "== durations"
