@@ -12,18 +12,10 @@ map=${1:-"$(dirname "$0")/../lib/libshpmu.map"}
 }
 echo "libshpmu.so.0 libshpmu0 #MINVER#"
 echo "* Build-Depends-Package: libshpmu-dev"
-# Nodes open with "NAME {", globals follow "global:", "local:" ends them.
-awk '
-/^[ \t]*LIBSHPMU_[0-9.]+[ \t]*\{/ {
-	node = $1; sub(/\{.*/, "", node)
-	ver = node; sub(/^LIBSHPMU_/, "", ver)
-	print node "@" node " " ver ".0"
-	global = 0; next
-}
-/^[ \t]*global:/ { global = 1; next }
-/^[ \t]*local:/ { global = 0; next }
-/^[ \t]*\}/ { node = ""; next }
-node != "" && global && /^[ \t]*[A-Za-z_][A-Za-z0-9_]*;/ {
-	sym = $1; sub(/;.*/, "", sym)
-	print sym "@" node " " ver ".0"
-}' "$map" | LC_ALL=C sort | sed 's/^/ /'
+symbols="$(dirname "$0")/map-symbols.sh"
+{
+	"$symbols" --nodes "$map" | awk '{ v = $1; sub(/^LIBSHPMU_/, "", v)
+		print $1 "@" $1 " " v ".0" }'
+	"$symbols" "$map" | awk '{ v = $2; sub(/^LIBSHPMU_/, "", v)
+		print $1 "@" $2 " " v ".0" }'
+} | LC_ALL=C sort | sed 's/^/ /'

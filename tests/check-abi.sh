@@ -9,6 +9,7 @@
 #   tests/check-abi.sh MAP RELEASED VERSION
 #   tests/check-abi.sh --self-test MAP RELEASED VERSION
 set -eu
+map_symbols="$(dirname "$0")/../scripts/map-symbols.sh"
 
 # check MAP RELEASED VERSION (its names are its own: the self-test calls
 # it with its own map in between)
@@ -16,10 +17,7 @@ check() {
 	cmap=$1 creleased=$2 cversion=$3
 	tmp=$(mktemp -d)
 	status=0
-	awk '/^[A-Z0-9_.]+[[:space:]]*\{/ { node = $1 }
-		match($0, /^[[:space:]]*shpmu_[a-z0-9_]*;/) {
-			name = $1; sub(/;/, "", name); print name " " node }' \
-		"$cmap" | sort >"$tmp/map"
+	"$map_symbols" "$cmap" | sort >"$tmp/map"
 	grep -v '^#' "$creleased" | sort >"$tmp/released"
 	cut -d' ' -f2 "$tmp/released" | sort -u >"$tmp/released-nodes"
 	# Calls of released nodes, as the map has them now.
@@ -33,7 +31,7 @@ check() {
 			"LIBSHPMU_<next version>, with project()'s version raised to it."
 		status=1
 	fi
-	cnewest=$(awk '/^[A-Z0-9_.]+[[:space:]]*\{/ { node = $1 } END { print node }' "$cmap")
+	cnewest=$("$map_symbols" --nodes "$cmap" | tail -n 1)
 	want="LIBSHPMU_$(echo "$cversion" | cut -d. -f1-2)"
 	if ! grep -qx "$cnewest" "$tmp/released-nodes" && [ "$cnewest" != "$want" ]; then
 		echo "FAIL: the newest node $cnewest is not released and not" \
@@ -63,7 +61,7 @@ if [ "${1:-}" = --self-test ]; then
 		fi
 	}
 	# A new call in the newest released node.
-	newest=$(awk '/^[A-Z0-9_.]+[[:space:]]*\{/ { node = $1 } END { print node }' "$map")
+	newest=$("$map_symbols" --nodes "$map" | tail -n 1)
 	awk -v node="$newest" '$1 == node { print; getline; print;
 		print "\t\tshpmu_added_later;"; next } { print }' "$map" >"$work/map"
 	expect_fail "a call added to released node $newest" "$version"

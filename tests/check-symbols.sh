@@ -14,9 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 sed -n 's/^SHPMU_API[^(]*[ *]\(shpmu_[a-z0-9_]*\)(.*/\1/p' "$header" |
 	sort >"$tmp/header"
 # "name@NODE" for every name in every node of the map.
-awk '/^[A-Z0-9_.]+[[:space:]]*\{/ { node = $1 }
-	match($0, /^[[:space:]]*shpmu_[a-z0-9_]*;/) {
-		name = $1; sub(/;/, "", name); print name "@" node }' "$map" |
+"$(dirname "$0")/../scripts/map-symbols.sh" "$map" | tr ' ' @ |
 	sort >"$tmp/map-versioned"
 sed 's/@.*//' "$tmp/map-versioned" | sort -u >"$tmp/map"
 "$NM" -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' |
