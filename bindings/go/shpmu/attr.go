@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"runtime/cgo"
-	"strings"
 	"unsafe"
 )
 
@@ -115,12 +114,9 @@ func attrFromC(in *C.struct_perf_event_attr) Attr {
 	return a
 }
 
-// checkName refuses what C cannot take.
+// checkName refuses an event name C cannot take.
 func checkName(op, name string) error {
-	if name == "" || strings.IndexByte(name, 0) >= 0 {
-		return errInvalid(op, "an empty event name or one with a NUL byte")
-	}
-	return nil
+	return checkCString(op, "event name", name, false)
 }
 
 // EventAttr encodes an event name ("cycles", "task-clock", "cs:u",

@@ -9,10 +9,7 @@ package shpmu
 */
 import "C"
 
-import (
-	"strings"
-	"unsafe"
-)
+import "unsafe"
 
 // CgroupRoot gives the cgroup mount the context uses. Errors: ENOENT (no
 // cgroup hierarchy on this host).
@@ -33,8 +30,8 @@ func (c *Context) CgroupRoot() (string, error) {
 // root), ENOENT, ENOTDIR, ENAMETOOLONG.
 func (c *Context) CgroupID(path string) (uint64, error) {
 	op := "cgroup id of " + path
-	if strings.IndexByte(path, 0) >= 0 {
-		return 0, errInvalid(op, "a NUL byte in the path")
+	if err := checkCString(op, "cgroup path", path, true); err != nil {
+		return 0, err
 	}
 	if err := c.lock(op); err != nil {
 		return 0, err

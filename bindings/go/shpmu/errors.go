@@ -5,6 +5,7 @@ package shpmu
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -42,6 +43,18 @@ func (e *Error) Is(target error) bool { return e.closed && target == ErrClosed }
 func errClosed(op string) error {
 	return &Error{Op: op, Errno: syscall.EBADF, closed: true,
 		Explanation: "the handle or its context was closed"}
+}
+
+// checkCString refuses a string C would read cut short at a NUL byte, and
+// an empty one where empty means nothing.
+func checkCString(op, what, s string, emptyOK bool) error {
+	if s == "" && !emptyOK {
+		return errInvalid(op, "an empty "+what)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return errInvalid(op, "a NUL byte in the "+what)
+	}
+	return nil
 }
 
 // errInvalid is an argument the binding refuses before calling the library.

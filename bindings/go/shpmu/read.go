@@ -12,7 +12,6 @@ import "C"
 import (
 	"fmt"
 	"math/bits"
-	"strings"
 	"sync"
 	"unsafe"
 )
@@ -108,8 +107,8 @@ func (h *Handle) ReadCPU(cpu int) (Count, error) {
 // nothing there).
 func (h *Handle) ReadPMU(pmu string) (Count, error) {
 	op := "read pmu " + pmu
-	if pmu == "" || strings.IndexByte(pmu, 0) >= 0 {
-		return Count{}, errInvalid(op, "an empty PMU name or a NUL byte")
+	if err := checkCString(op, "PMU name", pmu, false); err != nil {
+		return Count{}, err
 	}
 	name := C.CString(pmu)
 	defer C.free(unsafe.Pointer(name))

@@ -71,11 +71,8 @@ func (t Target) toC() (*cTarget, error) {
 		(t.BindCPU && (t.CPU < 0 || t.CPU >= 1<<31)) {
 		return nil, errInvalid("target", "PID or CPU out of range")
 	}
-	for i := 0; i < len(t.CgroupPath); i++ {
-		if t.CgroupPath[i] == 0 {
-			return nil, errInvalid("target",
-				"a NUL byte in the cgroup path")
-		}
+	if err := checkCString("target", "cgroup path", t.CgroupPath, true); err != nil {
+		return nil, err
 	}
 	ct.t.kind = uint32(t.Kind)
 	ct.t.pid = C.pid_t(t.PID)
