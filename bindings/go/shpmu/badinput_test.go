@@ -214,6 +214,14 @@ func TestBadOptions(t *testing.T) {
 			Backend: BackendPerf}, syscall.EINVAL},
 		"a cgroup root that is not one": {Options{CgroupRoot: "/proc"},
 			syscall.EINVAL},
+		// C would read each cut short at the NUL: a path or domain
+		// other than the caller's.
+		"a NUL in the cgroup root": {Options{
+			CgroupRoot: "/sys/fs/cgroup\x00/x"}, syscall.EINVAL},
+		"a NUL in the domain": {Options{Scope: ScopeHost,
+			Backend: BackendBPF, Domain: "ok\x00/../x"}, syscall.EINVAL},
+		"a NUL in the BPF directory": {Options{Scope: ScopeHost,
+			Backend: BackendBPF, BPFFSDir: "/tmp\x00x"}, syscall.EINVAL},
 	}
 	for name, tc := range cases {
 		c, err := New(&tc.o)

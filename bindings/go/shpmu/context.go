@@ -141,6 +141,12 @@ func New(opts *Options) (*Context, error) {
 	if opts.LockTimeout < 0 || timeoutMs >= 1<<32 {
 		return nil, errInvalid("new", "LockTimeout out of range")
 	}
+	for what, s := range map[string]string{"CgroupRoot": opts.CgroupRoot,
+		"Domain": opts.Domain, "BPFFSDir": opts.BPFFSDir} {
+		if err := checkCString("new", what, s, true); err != nil {
+			return nil, err
+		}
+	}
 	var o C.struct_shpmu_opts
 	o.sz = C.sizeof_struct_shpmu_opts
 	if opts.NoSharing {
