@@ -245,18 +245,18 @@ uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu)
 	return counters_of(pmu).unseen;
 }
 
-uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu)
+uint64_t shpmu__bpf_unattributed_settles(const struct shpmu *pmu)
 {
 	struct shpmu *p = (struct shpmu *)pmu;
 
-	/* Settle every CPU first: the program finds a switch the tracepoint
+	/* Settle every CPU first: the program finds a switch the kernel
 	 * hid only when it next runs on that CPU, which may be after the
 	 * window the caller is judging has ended. */
 	pthread_mutex_lock(&p->choice->lock);
 	if (p->choice->bpf)
 		(void)p->choice->bpf->ops->flush(p, p->choice->bpf);
 	pthread_mutex_unlock(&p->choice->lock);
-	return counters_of(pmu).strays;
+	return counters_of(pmu).unattributed_settles;
 }
 
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)

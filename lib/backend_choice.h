@@ -12,9 +12,9 @@ struct shpmu;
 /* For tests: what the context's BPF program counted of itself (see
  * struct bpf_backend_counters), 0 without one. */
 uint64_t shpmu__bpf_unseen_switches(const struct shpmu *pmu);
-/* Strays after a flush of every CPU, so that a switch hidden before the
- * call is counted in it. */
-uint64_t shpmu__bpf_stray_switches(const struct shpmu *pmu);
+/* Settles that left a delta unattributed, after a flush of every CPU, so
+ * that a switch hidden before the call is counted in it. */
+uint64_t shpmu__bpf_unattributed_settles(const struct shpmu *pmu);
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu);
 uint64_t shpmu__bpf_task_map_bytes(const struct shpmu *pmu);
 uint64_t shpmu__bpf_children_lost(const struct shpmu *pmu);

@@ -95,8 +95,10 @@ int main(void)
 	check(shpmu_open(pmu, &attrs[1], &now) >= 0, "current shpmu_open");
 	memset(&stats, 0xff, sizeof(stats));
 	check(shpmu_get_stats(pmu, &stats) == 0 && stats.handles == 5 &&
-		      stats.reserved[0] == 0 && stats.reserved[7] == 0,
-	      "current shpmu_get_stats, reserved zeroed");
+		      stats.switches_unseen == 0 &&
+		      stats.unattributed_ns == 0 && stats.reserved[0] == 0 &&
+		      stats.reserved[5] == 0,
+	      "current shpmu_get_stats, 0.4's fields and reserved zeroed");
 	now.reserved[2] = 1;
 	check(shpmu_open(pmu, &attrs[1], &now) == -EINVAL,
 	      "a target with reserved fields set is refused");

@@ -435,12 +435,12 @@ void drop_dac_read_search(void)
 
 uint64_t cg_window_open(const struct shpmu *p)
 {
-	return shpmu__bpf_stray_switches(p);
+	return shpmu__bpf_unattributed_settles(p);
 }
 
 bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt)
 {
-	return cg_strays_tainted(opened, shpmu__bpf_stray_switches(p), attempt);
+	return cg_strays_tainted(opened, shpmu__bpf_unattributed_settles(p), attempt);
 }
 
 bool cg_strays_tainted(uint64_t opened, uint64_t now, int attempt)

@@ -293,7 +293,7 @@ static void command(char *line)
 		say("ok %d", count_perf_fds());
 	} else if (!strcmp(arg[0], "strays")) {
 		say("ok %llu",
-		    (unsigned long long)shpmu__bpf_stray_switches(host_ctx));
+		    (unsigned long long)shpmu__bpf_unattributed_settles(host_ctx));
 	} else if (!strcmp(arg[0], "churn") && n == 5) {
 		churn(atoi(arg[1]), (unsigned int)atoi(arg[2]), arg[3], arg[4]);
 	} else if (!strcmp(arg[0], "quit")) {

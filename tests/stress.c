@@ -148,7 +148,7 @@ static void close_raw(struct tracked *t)
 
 static uint64_t stray_switches(void)
 {
-	return shpmu__bpf_stray_switches(contexts[0]);
+	return shpmu__bpf_unattributed_settles(contexts[0]);
 }
 
 /* Opens a handle on all CPUs or on one of the cgroups (by path or by id),

@@ -758,7 +758,7 @@ Test(host, who_may_join_and_what_keeps_apart)
 	cr_assert(helper_start(&newer, NULL, "--layout", "4", NULL));
 	cr_expect_str_not_empty(host_residue());
 	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
-	cr_expect(strstr(host_residue(), "/layout-3/default/map_books\n"));
+	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
 	{
 		struct helper *both[2] = {&root, &newer};
 		struct raw_window switched;
@@ -810,7 +810,7 @@ Test(host, who_may_join_and_what_keeps_apart)
 	/* One layout's last user leaves its directory alone. */
 	helper_quit(&newer);
 	cr_expect_null(strstr(host_residue(), "/layout-4/"));
-	cr_expect(strstr(host_residue(), "/layout-3/default/map_books\n"));
+	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
 	helper_quit(&root);
 }
 

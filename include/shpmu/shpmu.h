@@ -202,7 +202,14 @@ struct shpmu_stats {
 	uint64_t kernel_fds;	/**< perf_event fds held */
 	uint64_t opens;		/**< successful opens since shpmu_new() */
 	uint64_t shared_opens;	/**< of those, served by an existing event */
-	uint64_t reserved[8];	/**< zero */
+	/** (0.4) Context switches the kernel made without running the BPF
+	 *  backend's program, on every CPU since it was loaded (in host
+	 *  scope, the domain's); 0 without one. See shpmu_read_bound(). */
+	uint64_t switches_unseen;
+	/** (0.4) CPU time, in ns summed over CPUs, whose counts the BPF
+	 *  backend could not attribute because of those switches. */
+	uint64_t unattributed_ns;
+	uint64_t reserved[6]; /**< zero */
 };
 
 /**
@@ -441,6 +448,48 @@ SHPMU_API int shpmu_read(struct shpmu *pmu, int h, struct shpmu_count *out);
  */
 SHPMU_API int shpmu_read_cached(struct shpmu *pmu, int h,
 				struct shpmu_count *out);
+
+/**
+ * @brief Reads a handle like shpmu_read(), with how far below the truth
+ *        its value may be (0.4).
+ *
+ * Classic perf events and the BPF backend's CPU targets count exactly:
+ * their bound is 0. The BPF backend credits each CPU's counts to the
+ * cgroups and tasks of the task that ran, which it learns at each context
+ * switch. Some kernels make some switches without running any BPF
+ * program (one that hides certain tasks from BPF; a kernel that skips a
+ * program for recursion). The program knows exactly how many it missed,
+ * from a context-switches count per CPU, and never guesses whose the
+ * time across such a switch was: where the tasks on both sides count for
+ * the same targets it credits them exactly; otherwise it credits only
+ * what they share and keeps the rest as that CPU's unattributed totals
+ * (shpmu_read_unattributed()). The handle's value then never exceeds
+ * the truth, and falls short of it by at most @p bound: what went
+ * unattributed on its CPUs, of its event, while it was enabled. A task
+ * or process may run on any CPU, so every CPU's counts. The bound is in
+ * the value's units (not scaled).
+ * @param out receives the reading, as shpmu_read() gives it
+ * @param bound receives the bound
+ * @return 0, or what shpmu_read() returns; -EINVAL also for bound NULL.
+ */
+SHPMU_API int shpmu_read_bound(struct shpmu *pmu, int h,
+			       struct shpmu_count *out, uint64_t *bound);
+
+/**
+ * @brief What the BPF backend left unattributed of a handle's event
+ *        (0.4): see shpmu_read_bound().
+ *
+ * Totals since the program was loaded (in host scope, since the domain's
+ * was), for every handle of the same event attr; value, time_enabled and
+ * time_running as they accrued across the switches concerned. Brings the
+ * CPUs up to now first.
+ * @param cpu a CPU, or -1 for the sum over every CPU
+ * @return 0, -EINVAL (out NULL, or a CPU the backend does not know),
+ *         -EBADF, -EOPNOTSUPP (a handle counted by classic perf fds,
+ *         which leave nothing unattributed).
+ */
+SHPMU_API int shpmu_read_unattributed(struct shpmu *pmu, int h, int cpu,
+				      struct shpmu_count *out);
 
 /**
  * @brief Reads one CPU's share of a handle.

@@ -172,6 +172,8 @@ static int bpf_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
 	(void)cgroup_fd;
 	if (!bpf_backend_counts(&ev->key))
 		return -EOPNOTSUPP;
+	/* One attr, and after its count the reading's bound. */
+	ev->nvals = KVAL_COUNT + 2;
 	err = begin(pmu, b);
 	if (err)
 		return err;
@@ -206,23 +208,32 @@ static void bpf_close(struct shpmu *pmu, struct kevent *ev,
 	end(b);
 }
 
-/* One value as the core takes it. */
-static void put_value(const struct counter_value *v, uint64_t *to)
+/* One value as the core takes it, with how far below the truth it may be
+ * (the reading's bound: see kevent_bound_index). */
+static void put_value(const struct counter_value *v, uint64_t unattributed,
+		      uint64_t *to)
 {
 	to[KVAL_ENABLED] = v->enabled;
 	to[KVAL_RUNNING] = v->running;
 	to[KVAL_COUNT] = v->counter;
+	to[KVAL_COUNT + 1] = unattributed;
 }
 
-/* A task target's one total. */
+/* A task target's one total: it may have run on any CPU, so what went
+ * unattributed on every CPU bounds it. */
 static int read_task(const struct counter_prog *p, uint32_t e, uint32_t t,
 		     uint64_t *vals)
 {
-	struct counter_value v;
+	struct counter_value v, lost;
+	uint64_t unattributed = 0;
 	int err = counter_prog_task_total(p, t, e, &v);
 
+	for (uint32_t cpu = 0; !err && cpu < p->nr_cpus; cpu++) {
+		err = counter_prog_unattributed(p, (int)cpu, e, &lost);
+		unattributed += lost.counter;
+	}
 	if (!err)
-		put_value(&v, vals);
+		put_value(&v, unattributed, vals);
 	return err;
 }
 
@@ -245,16 +256,18 @@ static int bpf_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
 	for (uint32_t i = 0; i < n; i++) {
 		int cpu = ev->cpus[first + i];
 		struct counter_value v = {0};
+		uint64_t unattributed = 0;
 
 		/* A CPU the event was not made on (it came online later)
 		 * counts nothing. */
 		if (books_event_on_cpu(&b->counted.books->events[e], cpu))
-			err = counter_prog_value(p, cpu, e, slot, &v);
+			err = counter_prog_value(p, cpu, e, slot, &v,
+						 &unattributed);
 		else if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus)
 			err = -EINVAL;
 		if (err)
 			return err;
-		put_value(&v, vals + (size_t)i * ev->nvals);
+		put_value(&v, unattributed, vals + (size_t)i * ev->nvals);
 	}
 	return 0;
 }
@@ -295,12 +308,53 @@ static int bpf_shared_attrs(struct shpmu *pmu, struct backend *base,
 	return 0;
 }
 
+static int bpf_unattributed(struct shpmu *pmu, const struct kevent *ev,
+			    int cpu, struct shpmu_count *out)
+{
+	struct counter_prog *p = &bpf_of(ev)->counted.prog;
+	uint32_t e = event_of(ev);
+	struct counter_value v;
+	int err;
+
+	if (cpu < -1 || cpu >= (int)p->nr_cpus)
+		return -EINVAL;
+	err = counter_prog_flush(pmu, p);
+	memset(out, 0, sizeof(*out));
+	for (int c = cpu < 0 ? 0 : cpu; !err && c < (int)p->nr_cpus; c++) {
+		err = counter_prog_unattributed(p, c, e, &v);
+		out->value += v.counter;
+		out->time_enabled += v.enabled;
+		out->time_running += v.running;
+		if (cpu >= 0)
+			break;
+	}
+	return err;
+}
+
+static void bpf_unseen(const struct backend *backend, uint64_t *switches,
+		       uint64_t *unattributed_ns)
+{
+	const struct counter_prog *p =
+		&((const struct bpf_backend *)backend)->counted.prog;
+
+	*switches = counter_prog_unseen(p);
+	*unattributed_ns = 0;
+	for (uint32_t cpu = 0; cpu < p->nr_cpus; cpu++) {
+		uint64_t unseen, ns;
+
+		counter_prog_cpu_unseen(p, (int)cpu, &unseen, &ns);
+		*unattributed_ns += ns;
+	}
+}
+
 static const struct backend_ops bpf_ops = {
 	.open = bpf_open,
 	.close = bpf_close,
 	.read = bpf_read,
 	.flush = bpf_flush,
 	.shared_attrs = bpf_shared_attrs,
+	.unattributed = bpf_unattributed,
+	.unseen = bpf_unseen,
 };
 
 static struct bpf_backend *backend_alloc(void)
@@ -385,7 +439,7 @@ void bpf_backend_counters(const struct backend *backend,
 		&((const struct bpf_backend *)backend)->counted.prog;
 
 	out->unseen = counter_prog_unseen(p);
-	out->strays = counter_prog_strays(p);
+	out->unattributed_settles = counter_prog_unattributed_settles(p);
 	out->moves = counter_prog_moves(p);
 	out->task_map_bytes = counter_prog_task_bytes(p);
 	out->children_lost = counter_prog_children_lost(p);

@@ -27,10 +27,11 @@ int bpf_backend_join(struct shpmu *pmu, const char *bpffs_dir,
 void bpf_backend_free(struct shpmu *pmu, struct backend *b);
 
 /* What the program counted of itself (see bpf/prog/state.bpf.h): switches
- * the tracepoint hid, the strays among them, and moves of a running task
- * settled when they happened. Zeros without BPF. */
+ * the kernel made without running it, settles that left a delta
+ * unattributed, and moves of a running task settled when they happened.
+ * Zeros without BPF. */
 struct bpf_backend_counters {
-	uint64_t unseen, strays, moves;
+	uint64_t unseen, unattributed_settles, moves;
 	/* The kernel's memory of the task targets' maps (links, totals),
 	 * and children of inherit targets left uncounted (no room). */
 	uint64_t task_map_bytes, children_lost;

@@ -46,7 +46,7 @@ struct counter_prog {
 	 * meet ours: the program then asks us to try again. */
 	pthread_mutex_t flush_lock;
 	int *online, nonline; /* as last read: the CPUs a flush visits */
-	bool told_unseen;     /* logged that the tracepoint hides switches */
+	bool told_unseen;     /* logged that the kernel hides switches */
 };
 
 /* The order of a program's fds: counter_prog_adopt's, the pins'. */
@@ -124,9 +124,19 @@ int counter_prog_flush(struct shpmu *pmu, struct counter_prog *p);
 /* Its maps (prog_maps.c). */
 
 /* Copies, consistently (see struct cpu_view), event e's raw reading on
- * cpu, and when slot != UINT32_MAX the slot's total of it instead. */
+ * cpu, and when slot != UINT32_MAX the slot's total of it instead, with
+ * the CPU's unattributed count of e (0 for a raw reading, which is
+ * exact). */
 int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
-		       uint32_t slot, struct counter_value *out);
+		       uint32_t slot, struct counter_value *out,
+		       uint64_t *unattributed);
+/* The CPU's unattributed totals of event e, consistently. */
+int counter_prog_unattributed(const struct counter_prog *p, int cpu,
+			      uint32_t e, struct counter_value *out);
+/* The switches cpu made unseen by the program, and the time whose deltas
+ * went unattributed there (cpu < nr_cpus). */
+void counter_prog_cpu_unseen(const struct counter_prog *p, int cpu,
+			     uint64_t *unseen, uint64_t *unattributed_ns);
 
 /* Puts perf event fd in as event e on cpu, reading from base on. */
 int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
@@ -175,12 +185,17 @@ uint64_t counter_prog_task_bytes(const struct counter_prog *p);
 /* Children of inherit targets that found no room for their link. */
 uint64_t counter_prog_children_lost(const struct counter_prog *p);
 
-/* Context switches the tracepoint hid; of those, the returns and the
- * strays (see unseen_switches in bpf/prog/state.bpf.h); moves of a running
- * task settled when they happened. */
+/* Context switches the kernel made without running the program, on every
+ * CPU; moves of a running task settled when they happened. */
 uint64_t counter_prog_unseen(const struct counter_prog *p);
-uint64_t counter_prog_returns(const struct counter_prog *p);
-uint64_t counter_prog_strays(const struct counter_prog *p);
+/* Settles that left a delta unattributed (on any CPU). */
+uint64_t counter_prog_unattributed_settles(const struct counter_prog *p);
 uint64_t counter_prog_moves(const struct counter_prog *p);
+
+/* Test knobs (set before a load; 0 in every library build): the program
+ * skips the switch runs whose outgoing thread is skip_tid, and every
+ * skip_every-th switch run of a CPU, as a kernel that hides switches
+ * does. */
+extern uint32_t shpmu__bpf_skip_tid, shpmu__bpf_skip_every;
 
 #endif

@@ -179,8 +179,9 @@ fail:
 	return err;
 }
 
-/* Logs, once, that the tracepoint hides switches on this machine: after a
- * flush, which is where the program has counted them up to now. */
+/* Logs, once, that the kernel hides switches from the program on this
+ * machine: after a flush, which is where the program has counted them up
+ * to now. */
 static void tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 {
 	uint64_t n;
@@ -191,14 +192,15 @@ static void tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 	if (!n || __atomic_exchange_n(&p->told_unseen, true, __ATOMIC_RELAXED))
 		return;
 	pr_info(pmu,
-		"the sched_switch tracepoint has missed %llu context "
-		"switches on this machine (a kernel that hides some "
-		"tasks from tracing?): %llu were a task coming back, "
-		"counted as if it never left; what ran around %llu "
-		"others may have gone to the wrong counted cgroup",
+		"this kernel made %llu context switches without running the "
+		"BPF switch counter (some kernels hide certain tasks' "
+		"switches from BPF): counts stay exact where the tasks on "
+		"both sides count for the same targets; elsewhere what ran "
+		"across such a switch goes unattributed, and "
+		"shpmu_read_bound() says how much of it each handle may be "
+		"missing (%llu settles so far)",
 		(unsigned long long)n,
-		(unsigned long long)counter_prog_returns(p),
-		(unsigned long long)counter_prog_strays(p));
+		(unsigned long long)counter_prog_unattributed_settles(p));
 }
 
 /* Flushes cpus[0 .. n), or with every set all the online CPUs. */

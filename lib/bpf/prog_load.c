@@ -8,6 +8,7 @@
 #include "bpf/counter_prog.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@
 /* How many of its last lines go to the context's log. */
 #define LOAD_LOG_LINES 24
 
+uint32_t shpmu__bpf_skip_tid, shpmu__bpf_skip_every;
+
 /* The program opened, not loaded, its maps sized for nr_cpus and
  * max_slots; opts as libbpf takes them (NULL: none). */
 static int open_sized(uint32_t nr_cpus, uint32_t max_slots,
@@ -40,6 +43,8 @@ static int open_sized(uint32_t nr_cpus, uint32_t max_slots,
 		skel->rodata->nr_cpus = nr_cpus;
 		skel->rodata->ns_per_tick =
 			1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+		skel->rodata->skip_tid = shpmu__bpf_skip_tid;
+		skel->rodata->skip_every = shpmu__bpf_skip_every;
 		err = bpf_map__set_max_entries(skel->maps.totals,
 					       max_slots * nr_cpus);
 	}
@@ -151,6 +156,7 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	if (!err) {
 		bpf_program__set_autoattach(skel->progs.on_ipi, false);
 		bpf_program__set_autoattach(skel->progs.on_attach, false);
+		bpf_program__set_autoattach(skel->progs.on_tick, false);
 		err = sys_bpf_skeleton_load(pmu, skel->skeleton);
 	}
 	if (err)
@@ -175,6 +181,8 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 	/* A kernel without the tracepoint says ENOENT: the fallback. */
 	if (ipi_hook) {
 		err = sys_bpf_attach(pmu, s->progs.on_ipi, &s->links.on_ipi);
+		if (!err)
+			s->bss->sees_moves = 1;
 		if (err != -ENOENT)
 			return err;
 	}
@@ -188,14 +196,73 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 	return 0;
 }
 
+/* The check that finds, within a tick, a switch the kernel made without
+ * running the program (on_tick). Without it such a switch is found at the
+ * CPU's next settle, and what it leaves unattributed may be larger. */
+static int attach_tick_hook(struct shpmu *pmu, struct switch_counter *s)
+{
+	int err = sys_bpf_attach(pmu, s->progs.on_tick, &s->links.on_tick);
+
+	if (err != -ENOENT)
+		return err;
+	pr_info(pmu, "no hrtimer_expire_entry tracepoint here: a context "
+		     "switch the kernel hides from BPF is found at the CPU's "
+		     "next settle, not within a tick");
+	return 0;
+}
+
+/* Each online CPU's switch sequence (SWITCH_SEQ_ROW): a counting
+ * context-switches event, which the kernel counts at every switch,
+ * whether it runs the program there or not. The map holds each event:
+ * its fd is closed at once. */
+static int put_switch_sequences(struct shpmu *pmu, struct switch_counter *s)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+	};
+	int map_fd = bpf_map__fd(s->maps.events), *online, fd, err = 0;
+	int n = cpus_online(pmu, &online);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && !err; i++) {
+		uint32_t index = SWITCH_SEQ_ROW * MAX_CPUS + (uint32_t)online[i];
+
+		fd = sys_perf_event_open(pmu, &attr, -1, online[i], -1,
+					 PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		err = sys_bpf_map_update(pmu, map_fd, &index, &fd, BPF_ANY);
+		sys_close(pmu, fd);
+	}
+	free(online);
+	if (err)
+		pr_info(pmu,
+			"cannot count the CPUs' context switches, which the "
+			"BPF switch counter checks its own against: %s",
+			strerror(-err));
+	return err;
+}
+
 static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
 {
-	int err = sys_bpf_attach(pmu, s->progs.on_switch, &s->links.on_switch);
+	/* The sequences first: the program counts by them from its first
+	 * run. */
+	int err = put_switch_sequences(pmu, s);
 
+	if (!err)
+		err = sys_bpf_attach(pmu, s->progs.on_switch,
+				     &s->links.on_switch);
 	if (!err)
 		err = sys_bpf_attach(pmu, s->progs.on_fork, &s->links.on_fork);
 	if (!err)
 		err = attach_move_hook(pmu, s, ipi_hook);
+	if (!err)
+		err = attach_tick_hook(pmu, s);
 	if (err)
 		pr_info(pmu,
 			"cannot attach the BPF switch counter to its "

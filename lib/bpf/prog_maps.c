@@ -108,38 +108,79 @@ int prog_run_on_cpu(const struct counter_prog *p, int cpu, const void *ctx,
 				     (uint32_t)cpu, ctx, ctx_size, retval);
 }
 
-int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
-		       uint32_t slot, struct counter_value *out)
+/* Copies what is at from[0 .. n) on cpu between two equal even values of
+ * its view's seq. The program's run on cpu writes between two increments
+ * of seq; a run cannot be preempted, so a retry soon finds it done. */
+static int copy_consistent(const struct cpu_view *view,
+			   const struct counter_value *const *from,
+			   struct counter_value *out, uint32_t n)
 {
-	const struct cpu_view *view;
-	const struct counter_value *from;
-
-	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus || e >= MAX_EVENTS ||
-	    (slot != UINT32_MAX && slot >= p->max_slots))
-		return -EINVAL;
-	view = &p->views[cpu];
-	from = slot == UINT32_MAX
-		       ? &view->raw[e]
-		       : &p->totals[(size_t)slot * p->nr_cpus + (size_t)cpu]
-				  .events[e];
-	/* The program's run on cpu writes between two increments of seq;
-	 * a run cannot be preempted, so a retry soon finds it done. */
 	for (unsigned int tries = 0; tries < 1000000; tries++) {
 		uint64_t seq = __atomic_load_n(&view->seq, __ATOMIC_ACQUIRE);
 
 		if (seq & 1)
 			continue;
-		out->counter =
-			__atomic_load_n(&from->counter, __ATOMIC_RELAXED);
-		out->enabled =
-			__atomic_load_n(&from->enabled, __ATOMIC_RELAXED);
-		out->running =
-			__atomic_load_n(&from->running, __ATOMIC_RELAXED);
+		for (uint32_t i = 0; i < n; i++) {
+			out[i].counter = __atomic_load_n(&from[i]->counter,
+							 __ATOMIC_RELAXED);
+			out[i].enabled = __atomic_load_n(&from[i]->enabled,
+							 __ATOMIC_RELAXED);
+			out[i].running = __atomic_load_n(&from[i]->running,
+							 __ATOMIC_RELAXED);
+		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&view->seq, __ATOMIC_RELAXED) == seq)
 			return 0;
 	}
 	return -EAGAIN;
+}
+
+int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
+		       uint32_t slot, struct counter_value *out,
+		       uint64_t *unattributed)
+{
+	const struct cpu_view *view;
+	const struct counter_value *from[2];
+	struct counter_value got[2];
+	int err;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus || e >= MAX_EVENTS ||
+	    (slot != UINT32_MAX && slot >= p->max_slots))
+		return -EINVAL;
+	view = &p->views[cpu];
+	from[0] = slot == UINT32_MAX
+			  ? &view->raw[e]
+			  : &p->totals[(size_t)slot * p->nr_cpus + (size_t)cpu]
+				     .events[e];
+	from[1] = &view->unattributed[e];
+	err = copy_consistent(view, from, got, 2);
+	if (err)
+		return err;
+	*out = got[0];
+	/* A CPU target's raw reading is the kernel's own: never off. */
+	*unattributed = slot == UINT32_MAX ? 0 : got[1].counter;
+	return 0;
+}
+
+int counter_prog_unattributed(const struct counter_prog *p, int cpu,
+			      uint32_t e, struct counter_value *out)
+{
+	const struct counter_value *from;
+
+	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus || e >= MAX_EVENTS)
+		return -EINVAL;
+	from = &p->views[cpu].unattributed[e];
+	return copy_consistent(&p->views[cpu], &from, out, 1);
+}
+
+void counter_prog_cpu_unseen(const struct counter_prog *p, int cpu,
+			     uint64_t *unseen, uint64_t *unattributed_ns)
+{
+	const struct cpu_view *view = &p->views[cpu];
+
+	*unseen = __atomic_load_n(&view->unseen, __ATOMIC_RELAXED);
+	*unattributed_ns =
+		__atomic_load_n(&view->unattributed_ns, __ATOMIC_RELAXED);
 }
 
 int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
@@ -352,14 +393,9 @@ uint64_t counter_prog_unseen(const struct counter_prog *p)
 	return __atomic_load_n(&p->bss->unseen_switches, __ATOMIC_RELAXED);
 }
 
-uint64_t counter_prog_returns(const struct counter_prog *p)
+uint64_t counter_prog_unattributed_settles(const struct counter_prog *p)
 {
-	return __atomic_load_n(&p->bss->unseen_returns, __ATOMIC_RELAXED);
-}
-
-uint64_t counter_prog_strays(const struct counter_prog *p)
-{
-	return __atomic_load_n(&p->bss->unseen_strays, __ATOMIC_RELAXED);
+	return __atomic_load_n(&p->bss->unattributed_settles, __ATOMIC_RELAXED);
 }
 
 uint64_t counter_prog_moves(const struct counter_prog *p)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct shpmu;
+struct shpmu_count;
 struct kevent;
 struct backend;
 struct event_key;
@@ -65,6 +66,16 @@ struct backend_ops {
 			    void (*cb)(const struct event_key *key,
 				       uint32_t refs, int cpu, void *arg),
 			    void *arg);
+	/* What the backend could not attribute of ev's attr on cpu (-1:
+	 * every CPU) since it began, after bringing the CPUs up to now.
+	 * NULL: it attributes everything. 0 or -errno (-EINVAL: a CPU it
+	 * does not know). */
+	int (*unattributed)(struct shpmu *pmu, const struct kevent *ev,
+			    int cpu, struct shpmu_count *out);
+	/* Switches the backend did not see, and the CPU time whose counts
+	 * it could not attribute, all its CPUs. NULL: none. */
+	void (*unseen)(const struct backend *b, uint64_t *switches,
+		       uint64_t *unattributed_ns);
 };
 
 struct backend {

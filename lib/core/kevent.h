@@ -27,6 +27,10 @@
 #define KVAL_COUNT   2
 /* The most values one reading can hold (groups are bounded by this). */
 #define KVAL_MAX (KVAL_COUNT + SHPMU_GROUP_MAX)
+/* A backend whose counts may fall short of the truth by a known amount
+ * (the BPF backend, across switches the kernel hid from it) sets nvals
+ * one higher and puts that amount after the counts: the windows
+ * accumulate it like every other value (kevent_bound_index). */
 
 struct kevent {
 	/* In the registry (under the context lock); node.hash is
@@ -59,6 +63,14 @@ struct kevent {
 	} priv;
 	struct share_key key; /* last: it ends in a flexible array */
 };
+
+/* Where a reading of ev holds its bound, or 0 where ev has none. */
+static inline uint32_t kevent_bound_index(const struct kevent *ev)
+{
+	uint32_t at = KVAL_COUNT + ev->key.nevents;
+
+	return ev->nvals > at ? at : 0;
+}
 
 /* The CPUs an event for target t spans, into a malloc'd *cpus: how many,
  * or -errno. A single CPU must be online, whatever backend counts it: the

@@ -214,12 +214,20 @@ void shpmu_free(struct shpmu *pmu)
 static int get_stats_checked(struct shpmu *pmu, struct shpmu_stats *out)
 {
 	int err = api_check(pmu, out, "shpmu_get_stats", "out");
+	uint64_t unseen = 0, unattributed_ns = 0;
+	struct backend *shared;
 
 	if (err)
 		return shpmu_err(err);
+	/* (The shared backend's lock is never taken under the context's.) */
+	shared = backend_shared(pmu);
+	if (shared && shared->ops->unseen)
+		shared->ops->unseen(shared, &unseen, &unattributed_ns);
 	pthread_mutex_lock(&pmu->lock);
 	*out = pmu->stats;
 	pthread_mutex_unlock(&pmu->lock);
+	out->switches_unseen = unseen;
+	out->unattributed_ns = unattributed_ns;
 	return 0;
 }
 

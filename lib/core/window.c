@@ -71,6 +71,17 @@ void window_sum(const struct handle *h, int only, struct shpmu_count *out)
 		out->time_enabled /= h->ev->enabled_together;
 }
 
+uint64_t window_bound(const struct handle *h, int only)
+{
+	uint32_t at = kevent_bound_index(h->ev);
+	uint64_t bound = 0;
+
+	for (uint32_t i = 0; at && i < h->ev->nfds; i++)
+		if (only < 0 || i == (uint32_t)only)
+			bound += acc_of(h, i)[at];
+	return bound;
+}
+
 const uint64_t *window_acc(const struct handle *h, uint32_t i)
 {
 	return acc_of(h, i);

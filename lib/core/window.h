@@ -46,6 +46,11 @@ void window_clear(struct handle *h);
  * sources; with only >= 0, source only. */
 void window_sum(const struct handle *h, int only, struct shpmu_count *out);
 
+/* How far below the truth the handle's reading may be (see
+ * kevent_bound_index), summed over its sources; with only >= 0, source
+ * only. 0 for an event counted exactly. */
+uint64_t window_bound(const struct handle *h, int only);
+
 /* The accumulated values of source i, nvals of them (KVAL_*). */
 const uint64_t *window_acc(const struct handle *h, uint32_t i);
 

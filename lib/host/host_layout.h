@@ -5,14 +5,16 @@
  * key (key.h). Builds with different layouts keep to different
  * directories (<bpffs>/layout-N/), so they never read each other's state.
  * Bump HOST_LAYOUT with any change to those structures, or to how they
- * are shared (3: users' liveness as byte locks on users/).
+ * are shared (3: users' liveness as byte locks on users/; 4: each CPU's
+ * switch sequence in the events map, and its unattributed totals in its
+ * view).
  */
 #ifndef SHPMU_HOST_LAYOUT_H
 #define SHPMU_HOST_LAYOUT_H
 
 #include <stdint.h>
 
-#define HOST_LAYOUT 3
+#define HOST_LAYOUT 4
 
 /* For tests: when non-zero, the layout this process claims to have. */
 extern uint32_t shpmu__host_layout;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Settling a CPU: crediting what accrued since its last settle to the
- * counted set it accrued to, with the switches the tracepoint hid and the
- * moves of a running task to another cgroup (a move check), and the guard
- * that keeps two runs on one CPU from meeting.
+ * counted set it accrued to, knowing from the CPU's switch sequence how
+ * many switches the kernel made there without running the program
+ * (prog/counted_set.h says what may be credited then), the checks that
+ * settle a task moved to another cgroup or found where the program did not
+ * see it arrive, and the guard that keeps two runs on one CPU from
+ * meeting.
  */
 #ifndef SHPMU_PROG_SETTLE_BPF_H
 #define SHPMU_PROG_SETTLE_BPF_H
@@ -36,69 +39,6 @@ __noinline int same_set(const struct counted_set *a,
 	return 1;
 }
 
-/* Whose counted set a settle credits. */
-enum owner {
-	OWNER_NOW = 0,	/* the task that switched in last */
-	OWNER_LAST = 1, /* the task that left at that switch, come back */
-	OWNER_HERE = 2, /* the task here now: walk its cgroup */
-};
-
-/* Adds this CPU's deltas since the last settle to owner's counted set,
- * with now_switches / now_cgroup_switches for the switch being made (if
- * any). Returns how many counted cgroups it credited. */
-__noinline int credit(struct cpu_state *st, struct cpu_view *view,
-		      __u32 now_switches, __u32 now_cgroup_switches, int owner)
-{
-	/* An event not read this time adds zeros. */
-	struct slot_totals delta = {};
-	const struct counted_set *set;
-	__u32 n;
-
-	if (!st)
-		return 0;
-	if (!take_deltas(st->pending_switches + now_switches,
-			 st->pending_cgroup_switches + now_cgroup_switches,
-			 view, &delta))
-		return 0;
-	st->pending_switches = 0;
-	st->pending_cgroup_switches = 0;
-	set = owner == OWNER_LAST ? &st->last : &st->now;
-	if (owner == OWNER_HERE) {
-		resolve_tasks(bpf_get_current_task(), &st->here);
-		set = &st->here;
-	}
-	for (__u32 i = 0; i < TT_N; i++)
-		add_task_delta(set->targets[i], &delta);
-	/* More counted ancestors than a set holds: walk the task here. */
-	if (owner == OWNER_HERE || set->nslots > CACHED_SLOTS)
-		return set->ntargets +
-		       walk_cgroup(
-			       bpf_get_current_task_btf()->cgroups->dfl_cgrp,
-			       &delta, CACHED_LEAVES);
-	n = set->nslots;
-	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
-		add_delta(set->slots[i], &delta);
-	return n + set->ntargets;
-}
-
-/* credit(), with the CPU's view marked as being written for readers in
- * userspace (see struct cpu_view). */
-static __always_inline int settle(struct cpu_state *st, __u32 now_switches,
-				  __u32 now_cgroup_switches, int owner)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct cpu_view *view = bpf_map_lookup_elem(&cpu_views, &cpu);
-	int n;
-
-	if (!view || !st)
-		return 0;
-	__sync_fetch_and_add(&view->seq, 1);
-	n = credit(st, view, now_switches, now_cgroup_switches, owner);
-	__sync_fetch_and_add(&view->seq, 1);
-	st->settled_jiffies = bpf_jiffies64();
-	return n;
-}
-
 /* Both halves of a task's counted set. */
 static __always_inline void resolve(__u64 task, struct counted_set *out)
 {
@@ -106,64 +46,198 @@ static __always_inline void resolve(__u64 task, struct counted_set *out)
 	resolve_tasks(task, out);
 }
 
-/* Whose set what accrued belongs to when task (in cgroup leaf), found on
- * the CPU, is not the one it saw switch in (see unseen_switches). */
-static __always_inline int owner_after_hidden(struct cpu_state *st, __u64 task,
-					      __u64 leaf, int at_move_check)
+/* The CPU's switches so far (at a switch, the one being made is not
+ * counted yet): false where the CPU has no sequence event. */
+static __always_inline bool read_switches(__u32 cpu, __u64 *out)
 {
-	__sync_fetch_and_add(&unseen_switches, 1);
-	if (task != st->last_task)
-		return OWNER_HERE;
-	__sync_fetch_and_add(&unseen_returns, 1);
-	return leaf == st->last.leaf || at_move_check ? OWNER_LAST : OWNER_HERE;
+	struct bpf_perf_event_value v;
+
+	if (cpu >= MAX_CPUS ||
+	    bpf_perf_event_read_value(&events, SWITCH_SEQ_ROW * MAX_CPUS + cpu,
+				      &v, sizeof(v)))
+		return false;
+	*out = v.counter;
+	return true;
 }
 
-/* Counts a stray: a counted cgroup was credited, or the hidden task's own
- * set had one. */
-static __always_inline void count_stray(struct cpu_state *st, int credited)
+/* Credits delta to every slot and target of set (the CPU's task's, which
+ * walks its cgroup when the set holds too many to list). */
+static __always_inline void credit_all(const struct counted_set *set,
+				       const struct slot_totals *delta)
 {
-	if (credited || st->now.nslots)
-		__sync_fetch_and_add(&unseen_strays, 1);
+	__u32 n = set->nslots;
+
+	for (__u32 i = 0; i < TT_N; i++)
+		add_task_delta(set->targets[i], delta);
+	if (n > CACHED_SLOTS) {
+		walk_cgroup(bpf_get_current_task_btf()->cgroups->dfl_cgrp,
+			    delta, CACHED_LEAVES);
+		return;
+	}
+	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
+		add_delta(set->slots[i], delta);
 }
 
-/* Settles what accrued and starts again from the set of the task here now
- * (the counted set may have changed): a flush, or a move check that found
- * another task than it expected. */
-__noinline int restart(struct cpu_state *st, int at_move_check)
+/* Credits delta to the slots and targets a and c both have (both listed):
+ * they ran the whole interval, whichever task it was. */
+__noinline int credit_shared(const struct counted_set *a,
+			     const struct counted_set *c,
+			     const struct slot_totals *delta)
 {
-	__u64 task = bpf_get_current_task();
-	__u64 leaf = bpf_get_current_cgroup_id();
-	int owner = OWNER_NOW, credited;
-
-	if (!st)
+	if (!a || !c)
 		return 0;
-	if (!st->task)
-		owner = OWNER_HERE;
-	else if (st->task != task)
-		owner = owner_after_hidden(st, task, leaf, at_move_check);
-	credited = settle(st, 0, 0, owner);
-	if (st->task && st->task != task)
-		count_stray(st, credited);
-	st->task = task;
-	resolve(task, &st->now);
+	for (__u32 i = 0; i < TT_N; i++)
+		if (set_has_target(c, a->targets[i]))
+			add_task_delta(a->targets[i], delta);
+	for (__u32 i = 0; i < CACHED_SLOTS && i < a->nslots; i++)
+		if (set_has_slot(c, a->slots[i]))
+			add_delta(a->slots[i], delta);
 	return 0;
 }
 
-/* The running task may have moved to another cgroup: if so, what it ran
- * before goes to the cgroups it left, and the rest to those it joined. */
-__noinline int check_move(struct cpu_state *st)
+/* Adds delta to the CPU's unattributed totals, and its time (the longest
+ * an event was enabled in it) to unattributed_ns. */
+static __always_inline void unattribute(struct cpu_view *view,
+					const struct slot_totals *delta)
 {
-	__u64 task = bpf_get_current_task();
+	__u32 used = num_events;
+	__u64 ns = 0;
+
+	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
+		acc_add(&view->unattributed[e], &delta->events[e]);
+		if (delta->events[e].enabled > ns)
+			ns = delta->events[e].enabled;
+	}
+	view->unattributed_ns += ns;
+}
+
+/* What a settle knows of the interval it closes. */
+struct interval {
+	__u64 task;	     /* the task on the CPU now (at a switch: leaving) */
+	__u64 hidden;	     /* switches not seen; HIDDEN_UNKNOWN */
+	__u32 now_switches;  /* the switch being made: 1, else 0 */
+	__u32 now_cgroup_switches;
+	int may_have_moved; /* the task may have changed cgroups unseen */
+};
+
+/* Adds this CPU's deltas since the last settle to whom the plan says
+ * (prog/counted_set.h). The switch kinds count every switch the interval
+ * holds: those settled now, those seen before, those hidden (each of
+ * which may have changed cgroups). */
+__noinline int credit(struct cpu_state *st, struct cpu_view *view,
+		      const struct interval *in)
+{
+	/* An event not read this time adds zeros. */
+	struct slot_totals delta = {};
+	__u32 hidden, switches, cgroup_switches;
+	enum settle_plan plan;
+
+	if (!st || !view || !in)
+		return 0;
+	hidden = in->hidden == HIDDEN_UNKNOWN ? 1 : (__u32)in->hidden;
+	switches = st->pending_switches + in->now_switches + hidden;
+	cgroup_switches =
+		st->pending_cgroup_switches + in->now_cgroup_switches + hidden;
+	plan = PLAN_ALL;
+	if (in->hidden || !st->task) {
+		resolve(in->task, &st->here);
+		plan = plan_settle(in->hidden, st->task != 0, &st->now,
+				   &st->here, in->may_have_moved);
+		/* One hidden switch between the same cgroup changed none. */
+		if (plan != PLAN_NONE && st->now.leaf == st->here.leaf)
+			cgroup_switches--;
+	}
+	st->pending_switches = 0;
+	st->pending_cgroup_switches = 0;
+	if (!take_deltas(switches, cgroup_switches, view, &delta))
+		return 0;
+	if (plan == PLAN_ALL || plan == PLAN_COMMON)
+		credit_all(&st->now, &delta);
+	else if (plan == PLAN_SHARED)
+		credit_shared(&st->now, &st->here, &delta);
+	if (plan == PLAN_SHARED || plan == PLAN_NONE) {
+		unattribute(view, &delta);
+		__sync_fetch_and_add(&unattributed_settles, 1);
+	}
+	return 0;
+}
+
+/* credit(), with the CPU's view marked as being written for readers in
+ * userspace (see struct cpu_view), after reading where the CPU's switch
+ * sequence stands: in->hidden is filled in here. */
+static __always_inline void settle(struct cpu_state *st, struct interval *in)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_view *view = bpf_map_lookup_elem(&cpu_views, &cpu);
+	bool known;
+	__u64 switches = 0;
+
+	if (!view || !st)
+		return;
+	known = read_switches(cpu, &switches);
+	in->hidden = 0;
+	if (known && st->switches_known)
+		in->hidden = hidden_switches(st->settled_switches,
+					     st->pending_switches, switches);
+	/* No sequence to count by, yet the task is not the one seen
+	 * arriving (or a sequence that says otherwise: trust neither). */
+	if (st->task && st->task != in->task && !in->hidden)
+		in->hidden = HIDDEN_UNKNOWN;
+	__sync_fetch_and_add(&view->seq, 1);
+	credit(st, view, in);
+	if (in->hidden && in->hidden != HIDDEN_UNKNOWN) {
+		view->unseen += in->hidden;
+		__sync_fetch_and_add(&unseen_switches, in->hidden);
+	}
+	view->switches = switches + in->now_switches;
+	__sync_fetch_and_add(&view->seq, 1);
+	st->settled_switches = switches + in->now_switches;
+	st->switches_known = known;
+	st->settled_jiffies = bpf_jiffies64();
+}
+
+/* Settles what accrued and starts again from the set of the task here now
+ * (the counted set may have changed, or the task may not be the one seen
+ * arriving): a flush, or a check that found a change. */
+__noinline int restart(struct cpu_state *st, int may_have_moved)
+{
+	struct interval in = {.task = bpf_get_current_task(),
+			      .may_have_moved = may_have_moved};
+
+	if (!st)
+		return 0;
+	settle(st, &in);
+	st->task = in.task;
+	resolve(in.task, &st->now);
+	return 0;
+}
+
+/*
+ * Whether the CPU must be settled now: the running task moved to another
+ * cgroup (what it ran before goes to the cgroups it left), or it is not
+ * the task that switched in last, or (with read_sequence) the CPU made a
+ * switch the program did not see. at_move: called where a task is being
+ * moved, which may be the one found here, before or after it came.
+ */
+__noinline int check_cpu(struct cpu_state *st, int at_move, int read_sequence)
+{
+	__u64 task = bpf_get_current_task(), switches;
+	__u32 cpu = bpf_get_smp_processor_id();
 
 	if (!st || !st->task)
 		return 0;
 	if (st->task != task)
-		return restart(st, 1);
-	if (bpf_get_current_cgroup_id() == st->now.leaf)
+		return restart(st, at_move || !sees_moves);
+	if (bpf_get_current_cgroup_id() != st->now.leaf) {
+		restart(st, 0);
+		__sync_fetch_and_add(&moves_settled, 1);
 		return 0;
-	settle(st, 0, 0, OWNER_NOW);
-	resolve(task, &st->now);
-	__sync_fetch_and_add(&moves_settled, 1);
+	}
+	if (read_sequence && st->switches_known &&
+	    read_switches(cpu, &switches) &&
+	    hidden_switches(st->settled_switches, st->pending_switches,
+			    switches))
+		restart(st, !sees_moves);
 	return 0;
 }
 
@@ -184,10 +258,10 @@ static __always_inline struct cpu_state *enter(void)
 
 static __always_inline void leave(struct cpu_state *st)
 {
-	/* A move check that landed inside this run: do it now. */
+	/* A check that landed inside this run: do it now, as a move. */
 	if (st->recheck) {
 		st->recheck = 0;
-		check_move(st);
+		check_cpu(st, 1, 0);
 	}
 	st->busy = 0;
 }

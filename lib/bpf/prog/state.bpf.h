@@ -13,16 +13,18 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
+#include "bpf/prog/counted_set.h"
 #include "bpf/prog/switch_counter.h"
 
-/* The per-CPU events: index event * MAX_CPUS + cpu. They live as long as
- * the map, not as long as the fds they were put in with (host scope: the
- * process that opened them may be gone). */
+/* The per-CPU events: index row * MAX_CPUS + cpu, a row for each counting
+ * attr, then the CPUs' switch sequences (SWITCH_SEQ_ROW). They live as
+ * long as the map, not as long as the fds they were put in with (host
+ * scope: the process that opened them may be gone). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(int));
-	__uint(max_entries, MAX_EVENTS *MAX_CPUS);
+	__uint(max_entries, EVENTS_ROWS *MAX_CPUS);
 	__uint(map_flags, BPF_F_PRESERVE_ELEMS);
 } events SEC(".maps");
 
@@ -76,21 +78,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } task_totals SEC(".maps");
 
-/* The task targets a task is counted by: its thread's and its process's,
- * plain and inherit (switch_counter.h). */
-enum { TT_TID_PLAIN, TT_TID_INHERIT, TT_TGID_PLAIN, TT_TGID_INHERIT, TT_N };
-
-/* A task's counted set: the slots of the counted cgroups among its own
- * cgroup and its ancestors, and the task targets counting it. */
-struct counted_set {
-	__u64 leaf;	  /* the cgroup id it was walked for; 0: none */
-	__u64 generation; /* of the counted cgroups, when it was walked */
-	__u32 nslots;	  /* > CACHED_SLOTS: more than a set holds (walk) */
-	__u32 slots[CACHED_SLOTS];
-	__u32 targets[TT_N]; /* NO_TARGET: none */
-	__u32 ntargets;	     /* how many are not NO_TARGET */
-};
-
 /* Each CPU keeps the counted sets of recent cgroups in a small table
  * indexed by the low bits of the cgroup id: a hit costs one array lookup
  * instead of a walk down the hierarchy. */
@@ -120,19 +107,23 @@ struct {
 /*
  * What a CPU is accruing to, between settles: the counted set of the task
  * that switched in, copied out of the cache (a settle must not depend on
- * an entry the next resolve may evict), and that of the task that left at
- * the same switch, for a task that comes back unreported (see
- * unseen_switches).
+ * an entry the next resolve may evict), and where the CPU's switch
+ * sequence stood at that settle.
  */
 struct cpu_state {
-	__u64 task;	 /* the task that switched in last; 0: none seen yet */
-	__u64 last_task; /* the task that left at that switch */
-	struct counted_set now, last;
+	__u64 task; /* the task that switched in last; 0: none seen yet */
+	struct counted_set now;
 	struct counted_set here; /* room to resolve the task found here */
+	/* The CPU's switches as of its last settle, the one made there
+	 * included; valid when switches_known. */
+	__u64 settled_switches;
+	__u32 switches_known;
 	/* Switches not settled yet (the set stayed the same): the two
-	 * switch kinds count them at the next settle. */
+	 * switch kinds count them at the next settle, and the sequence
+	 * expects them. */
 	__u32 pending_switches;
 	__u32 pending_cgroup_switches;
+	__u32 runs; /* switch runs, for the skip_every test knob */
 	__u64 settled_jiffies; /* the clock tick of the CPU's last settle */
 	/* A run is under way on this CPU: a flush test-run on its own CPU
 	 * runs with interrupts on, and a move check may land inside it. */
@@ -151,21 +142,16 @@ struct {
 __u32 num_events = 0;		  /* event indexes filled */
 __u64 generation = 0;		  /* bumped when the counted set changes */
 __u8 event_kind[MAX_EVENTS] = {}; /* enum counter_kind */
-/*
- * Switches the tracepoint did not report: the task on a CPU is not the one
- * it last switched to (seen on a sandbox's kernel, whose supervisor's
- * threads are never reported leaving a CPU). Most are returns: the task
- * that left at the last reported switch came back, and what accrued goes
- * to the counted set it has: the one it left with, or, if it was moved
- * while away, the one it came back to (at a move check, where it may have
- * been moved while away or just now, as if just now). Otherwise it goes
- * to the task found on the CPU. Either way what the hidden task did in
- * its short run goes with it: strays are those where a counted cgroup was
- * on either side, so that a count may be off.
- */
+/* Switches the kernel made on any CPU without running the program (each
+ * CPU's own in its view). */
 __u64 unseen_switches = 0;
-__u64 unseen_returns = 0;
-__u64 unseen_strays = 0;
+/* Settles that sent a delta to a CPU's unattributed totals. */
+__u64 unattributed_settles = 0;
+/* Set by the loader once the csd hook is attached: a running task moved
+ * to another cgroup is then settled when it moves. Else a task may have
+ * changed cgroups since it switched in, which a hidden switch's settle
+ * must not assume away. */
+__u32 sees_moves = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */
 __u64 moves_settled = 0;
@@ -182,6 +168,13 @@ __u32 counted_tasks[TASK_FILTER_SIZE] = {};
 __u64 children_lost = 0;
 /* Nanoseconds per clock tick (USER_HZ), for start times. */
 const volatile __u64 ns_per_tick = 10000000;
+/* Test knobs, fixed at load (read-only to every process after it): skip
+ * the switch runs whose outgoing thread is skip_tid, or every
+ * skip_every-th switch run of a CPU, as a kernel that hides switches
+ * does. Zero in every library build; the suites set them through
+ * shpmu__bpf_test_skip(). */
+const volatile __u32 skip_tid = 0;
+const volatile __u32 skip_every = 0;
 
 /* Typed pointers make the program's walks plain loads (the verifier
  * guards them) instead of a helper call per pointer followed. */

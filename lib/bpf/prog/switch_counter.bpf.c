@@ -17,7 +17,15 @@
  *     call when the task moves itself), which is where classic cgroup
  *     events switch too; the csd_function_entry tracepoint runs us there;
  *   - when userspace flushes a CPU before a read, by test-running on_switch
- *     on that CPU with all-zero arguments.
+ *     on that CPU with all-zero arguments;
+ *   - when a check (on_tick, at every hrtimer expiry) finds the CPU made a
+ *     switch the program did not see.
+ *
+ * A kernel may switch without running the program (one that hides some
+ * tasks from BPF, or a run skipped for recursion): each settle reads the
+ * CPU's switch sequence to know how many it missed, and what it cannot
+ * prove whose is goes to the CPU's unattributed totals
+ * (prog/counted_set.h), never to a guess.
  */
 #include "bpf/prog/settle.bpf.h"
 #include "bpf/prog/state.bpf.h"
@@ -43,58 +51,65 @@ static __always_inline int quick_same(const struct cpu_state *st, __u64 next)
 	       !counted_tasks[t->tgid & (TASK_FILTER_SIZE - 1)];
 }
 
+/* The test knobs (see skip_tid): whether to act as a kernel that runs no
+ * program at this switch. The verifier drops this where both are 0. */
+static __always_inline int skipped(__u64 prev)
+{
+	__u32 zero = 0;
+	struct cpu_state *st;
+
+	if (!prev)
+		return 0;
+	if (skip_tid && as_task(prev)->pid == skip_tid)
+		return 1;
+	if (!skip_every)
+		return 0;
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	return st && ++st->runs % skip_every == 0;
+}
+
 SEC("raw_tp/sched_switch")
 int on_switch(__u64 *ctx)
 {
 	/* A real switch has an outgoing and an incoming task; a flush
 	 * passes zeros. */
 	__u64 prev = ctx[1], next = prev ? ctx[2] : 0, prev_leaf;
-	struct cpu_state *st = enter();
+	struct interval in = {.task = prev, .now_switches = 1};
 	struct counted_set incoming = {};
-	int owner = OWNER_NOW, credited;
+	struct cpu_state *st;
 
+	if (skipped(prev))
+		return 0;
+	st = enter();
 	/* A flush that found the CPU busy (another process's flush of it
 	 * may be under way there) asks its caller to try again. */
 	if (!st)
 		return prev ? 0 : 1;
 	if (!next) {
-		restart(st, 0);
+		restart(st, !sees_moves);
 		goto out;
 	}
-	if (!st->task) {
-		owner = OWNER_HERE;
-		prev_leaf = bpf_get_current_cgroup_id();
-	} else if (st->task != prev) {
-		prev_leaf = bpf_get_current_cgroup_id();
-		owner = owner_after_hidden(st, prev, prev_leaf, 0);
-	} else if (quick_same(st, next)) {
+	if (st->task == prev && quick_same(st, next)) {
 		/* The leaving task's set is the CPU's: so is the next's. */
 		st->pending_switches++;
-		st->last = st->now;
-		st->last_task = prev;
 		st->task = next;
 		goto out;
-	} else {
-		prev_leaf = st->now.leaf;
 	}
+	prev_leaf = st->task == prev ? st->now.leaf
+				     : bpf_get_current_cgroup_id();
 	resolve(next, &incoming);
-	if (owner == OWNER_NOW && same_set(&st->now, &incoming) &&
+	if (st->task == prev && same_set(&st->now, &incoming) &&
 	    bpf_jiffies64() == st->settled_jiffies) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
 		st->pending_cgroup_switches += prev_leaf != incoming.leaf;
 	} else {
-		credited = settle(st, 1, prev_leaf != incoming.leaf, owner);
-		if (owner != OWNER_NOW && st->task)
-			count_stray(st, credited);
+		/* (A task found leaving that was not seen arriving is
+		 * settled here: settle() counts the switches hidden.) */
+		in.now_cgroup_switches = prev_leaf != incoming.leaf;
+		in.may_have_moved = !sees_moves;
+		settle(st, &in);
 	}
-	/* The task that leaves, with its set, should it come back
-	 * unreported. */
-	if (owner == OWNER_HERE)
-		resolve(prev, &st->last);
-	else if (owner == OWNER_NOW)
-		st->last = st->now;
-	st->last_task = prev;
 	st->task = next;
 	st->now = incoming;
 out:
@@ -102,15 +117,25 @@ out:
 	return 0;
 }
 
-static __always_inline int on_move_point(void)
+static __always_inline int on_check_point(int at_move, int read_sequence)
 {
 	struct cpu_state *st = enter();
 
 	if (st) {
-		check_move(st);
+		check_cpu(st, at_move, read_sequence);
 		leave(st);
 	}
 	return 0;
+}
+
+/* Every hrtimer expiry, the scheduler tick's included: a switch the kernel
+ * hid is found within a tick of the task that followed it, which bounds
+ * what it leaves unattributed. (Its own program: the switch program keeps
+ * one attach point.) */
+SEC("raw_tp/hrtimer_expire_entry")
+int on_tick(__u64 *ctx)
+{
+	return on_check_point(0, 1);
 }
 
 /* Perf's cgroup controller calls a function on a moved task's CPU, where
@@ -118,7 +143,7 @@ static __always_inline int on_move_point(void)
 SEC("raw_tp/csd_function_entry")
 int on_ipi(__u64 *ctx)
 {
-	return on_move_point();
+	return on_check_point(1, 0);
 }
 
 /* Where the kernel has no csd tracepoints (before 6.4): the moves a task
@@ -127,7 +152,7 @@ int on_ipi(__u64 *ctx)
 SEC("raw_tp/cgroup_attach_task")
 int on_attach(__u64 *ctx)
 {
-	return on_move_point();
+	return on_check_point(1, 0);
 }
 
 /* A new thread is in its process's targets already; a thread of an

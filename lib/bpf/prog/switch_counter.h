@@ -13,6 +13,12 @@
 
 #define MAX_EVENTS 8 /* distinct counting attrs */
 #define MAX_CPUS   1024
+/* The events map's rows: MAX_EVENTS counting attrs, then each CPU's
+ * switch sequence: a counting context-switches event of the CPU, which
+ * the kernel counts at every switch, whether or not it runs the program
+ * there (see struct cpu_view). */
+#define SWITCH_SEQ_ROW MAX_EVENTS
+#define EVENTS_ROWS    (MAX_EVENTS + 1)
 #define MAX_SLOTS  16384 /* counted cgroups */
 /* How deep the walk up a task's cgroups may go: far below any real
  * hierarchy; bpf_loop makes the depth cost nothing to verify. */
@@ -86,12 +92,21 @@ struct slot_totals {
  * the next delta starts from). seq is odd while the CPU's program run
  * writes this view or the CPU's totals: a reader copies between two equal
  * even values of it, as with the kernel's seqcount.
+ *
+ * A kernel may make a switch without running the program (see
+ * prog/counted_set.h): what accrued across such a switch, where no
+ * counted set can be proved its own, goes to unattributed instead of any
+ * slot or task target. A handle's error bound is how much of it accrued
+ * on its CPUs during its windows.
  */
 struct cpu_view {
 	__u64 seq;
-	__u64 pad0;
+	__u64 switches; /* the CPU's switches as of its last settle */
 	struct counter_value raw[MAX_EVENTS];
-	__u64 pad[6]; /* a CPU's view fills cache lines of its own */
+	struct counter_value unattributed[MAX_EVENTS];
+	__u64 unseen;	       /* switches the program did not see */
+	__u64 unattributed_ns; /* time whose deltas went unattributed */
+	__u64 pad[4]; /* a CPU's view fills cache lines of its own */
 };
 
 #endif
