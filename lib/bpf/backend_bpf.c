@@ -308,8 +308,8 @@ static int bpf_shared_attrs(struct shpmu *pmu, struct backend *base,
 	return 0;
 }
 
-static int bpf_unattributed(struct shpmu *pmu, const struct kevent *ev,
-			    int cpu, struct shpmu_count *out)
+static int bpf_unattributed(struct shpmu *pmu, const struct kevent *ev, int cpu,
+			    struct shpmu_count *out)
 {
 	struct counter_prog *p = &bpf_of(ev)->counted.prog;
 	uint32_t e = event_of(ev);

@@ -131,8 +131,8 @@ int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
 		       uint32_t slot, struct counter_value *out,
 		       uint64_t *unattributed);
 /* The CPU's unattributed totals of event e, consistently. */
-int counter_prog_unattributed(const struct counter_prog *p, int cpu,
-			      uint32_t e, struct counter_value *out);
+int counter_prog_unattributed(const struct counter_prog *p, int cpu, uint32_t e,
+			      struct counter_value *out);
 /* The switches cpu made unseen by the program, and the time whose deltas
  * went unattributed there (cpu < nr_cpus). */
 void counter_prog_cpu_unseen(const struct counter_prog *p, int cpu,

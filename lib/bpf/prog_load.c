@@ -228,7 +228,8 @@ static int put_switch_sequences(struct shpmu *pmu, struct switch_counter *s)
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n && !err; i++) {
-		uint32_t index = SWITCH_SEQ_ROW * MAX_CPUS + (uint32_t)online[i];
+		uint32_t index =
+			SWITCH_SEQ_ROW * MAX_CPUS + (uint32_t)online[i];
 
 		fd = sys_perf_event_open(pmu, &attr, -1, online[i], -1,
 					 PERF_FLAG_FD_CLOEXEC);

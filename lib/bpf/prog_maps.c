@@ -162,8 +162,8 @@ int counter_prog_value(const struct counter_prog *p, int cpu, uint32_t e,
 	return 0;
 }
 
-int counter_prog_unattributed(const struct counter_prog *p, int cpu,
-			      uint32_t e, struct counter_value *out)
+int counter_prog_unattributed(const struct counter_prog *p, int cpu, uint32_t e,
+			      struct counter_value *out)
 {
 	const struct counter_value *from;
 

@@ -70,8 +70,8 @@ struct backend_ops {
 	 * every CPU) since it began, after bringing the CPUs up to now.
 	 * NULL: it attributes everything. 0 or -errno (-EINVAL: a CPU it
 	 * does not know). */
-	int (*unattributed)(struct shpmu *pmu, const struct kevent *ev,
-			    int cpu, struct shpmu_count *out);
+	int (*unattributed)(struct shpmu *pmu, const struct kevent *ev, int cpu,
+			    struct shpmu_count *out);
 	/* Switches the backend did not see, and the CPU time whose counts
 	 * it could not attribute, all its CPUs. NULL: none. */
 	void (*unseen)(const struct backend *b, uint64_t *switches,

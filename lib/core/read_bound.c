@@ -9,8 +9,8 @@
 #include "core/sync.h"
 #include "core/window.h"
 
-static int read_bound_checked(struct shpmu *pmu, int h,
-			      struct shpmu_count *out, uint64_t *bound)
+static int read_bound_checked(struct shpmu *pmu, int h, struct shpmu_count *out,
+			      uint64_t *bound)
 {
 	struct shpmu_count sum;
 	struct handle *slot;

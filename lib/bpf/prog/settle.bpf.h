@@ -113,9 +113,9 @@ static __always_inline void unattribute(struct cpu_view *view,
 
 /* What a settle knows of the interval it closes. */
 struct interval {
-	__u64 task;	     /* the task on the CPU now (at a switch: leaving) */
-	__u64 hidden;	     /* switches not seen; HIDDEN_UNKNOWN */
-	__u32 now_switches;  /* the switch being made: 1, else 0 */
+	__u64 task;	    /* the task on the CPU now (at a switch: leaving) */
+	__u64 hidden;	    /* switches not seen; HIDDEN_UNKNOWN */
+	__u32 now_switches; /* the switch being made: 1, else 0 */
 	__u32 now_cgroup_switches;
 	int may_have_moved; /* the task may have changed cgroups unseen */
 };
@@ -215,8 +215,9 @@ __noinline int restart(struct cpu_state *st, int may_have_moved)
 /*
  * Whether the CPU must be settled now: the running task moved to another
  * cgroup (what it ran before goes to the cgroups it left), or it is not
- * the task that switched in last, or (with read_sequence) the CPU made a
- * switch the program did not see. at_move: called where a task is being
+ * the task that switched in last, or (with read_sequence, at a tick) the
+ * CPU made a switch the program did not see, or a counted task has run
+ * unsettled since an earlier tick. at_move: called where a task is being
  * moved, which may be the one found here, before or after it came.
  */
 __noinline int check_cpu(struct cpu_state *st, int at_move, int read_sequence)
@@ -233,11 +234,21 @@ __noinline int check_cpu(struct cpu_state *st, int at_move, int read_sequence)
 		__sync_fetch_and_add(&moves_settled, 1);
 		return 0;
 	}
-	if (read_sequence && st->switches_known &&
-	    read_switches(cpu, &switches) &&
-	    hidden_switches(st->settled_switches, st->pending_switches,
-			    switches))
+	if (!read_sequence || !st->switches_known ||
+	    !read_switches(cpu, &switches))
+		return 0;
+	if (hidden_switches(st->settled_switches, st->pending_switches,
+			    switches)) {
 		restart(st, !sees_moves);
+	} else if (bpf_jiffies64() != st->settled_jiffies &&
+		   (st->now.nslots || st->now.ntargets)) {
+		/* A counted task's run, settled once a tick: should it
+		 * leave by a hidden switch, only the part since goes
+		 * unattributed. */
+		struct interval in = {.task = task};
+
+		settle(st, &in);
+	}
 	return 0;
 }
 

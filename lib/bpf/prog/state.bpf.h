@@ -123,7 +123,7 @@ struct cpu_state {
 	 * expects them. */
 	__u32 pending_switches;
 	__u32 pending_cgroup_switches;
-	__u32 runs; /* switch runs, for the skip_every test knob */
+	__u32 runs;	       /* switch runs, for the skip_every test knob */
 	__u64 settled_jiffies; /* the clock tick of the CPU's last settle */
 	/* A run is under way on this CPU: a flush test-run on its own CPU
 	 * runs with interrupts on, and a move check may land inside it. */

@@ -95,8 +95,8 @@ int on_switch(__u64 *ctx)
 		st->task = next;
 		goto out;
 	}
-	prev_leaf = st->task == prev ? st->now.leaf
-				     : bpf_get_current_cgroup_id();
+	prev_leaf =
+		st->task == prev ? st->now.leaf : bpf_get_current_cgroup_id();
 	resolve(next, &incoming);
 	if (st->task == prev && same_set(&st->now, &incoming) &&
 	    bpf_jiffies64() == st->settled_jiffies) {

@@ -19,7 +19,7 @@
  * there (see struct cpu_view). */
 #define SWITCH_SEQ_ROW MAX_EVENTS
 #define EVENTS_ROWS    (MAX_EVENTS + 1)
-#define MAX_SLOTS  16384 /* counted cgroups */
+#define MAX_SLOTS      16384 /* counted cgroups */
 /* How deep the walk up a task's cgroups may go: far below any real
  * hierarchy; bpf_loop makes the depth cost nothing to verify. */
 #define MAX_LEVELS	    65536
@@ -106,7 +106,7 @@ struct cpu_view {
 	struct counter_value unattributed[MAX_EVENTS];
 	__u64 unseen;	       /* switches the program did not see */
 	__u64 unattributed_ns; /* time whose deltas went unattributed */
-	__u64 pad[4]; /* a CPU's view fills cache lines of its own */
+	__u64 pad[4];	       /* a CPU's view fills cache lines of its own */
 };
 
 #endif
