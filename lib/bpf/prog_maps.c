@@ -190,9 +190,12 @@ int counter_prog_set_event(struct counter_prog *p, uint32_t e, int cpu, int fd,
 
 	if (cpu < 0 || (uint32_t)cpu >= p->nr_cpus)
 		return -EINVAL;
-	/* The program reads no baseline of a CPU without the event, so
-	 * this is written before the event goes in. */
+	/* The program reads no baseline of a CPU without the event, nor
+	 * adds to its unattributed totals, so these are written before the
+	 * event goes in: the totals start again for the new attr. */
 	p->views[cpu].raw[e] = *base;
+	memset(&p->views[cpu].unattributed[e], 0,
+	       sizeof(p->views[cpu].unattributed[e]));
 	return sys_bpf_map_update(p->pmu, p->events_fd, &index, &fd, BPF_ANY);
 }
 

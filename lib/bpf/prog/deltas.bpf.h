@@ -43,12 +43,11 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
 }
 
 /* Every event's delta on this CPU since the raw readings in view, which
- * move on to now. Returns whether any event was read. */
-__noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
-			   struct cpu_view *view, struct slot_totals *delta)
+ * move on to now. Returns the events read, a bit each. */
+__noinline __u32 take_deltas(__u32 switches, __u32 cgroup_switches,
+			     struct cpu_view *view, struct slot_totals *delta)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), used = num_events;
-	int any = 0;
+	__u32 cpu = bpf_get_smp_processor_id(), used = num_events, read = 0;
 
 	if (!delta || !view || cpu >= MAX_CPUS)
 		return 0;
@@ -58,8 +57,8 @@ __noinline int take_deltas(__u32 switches, __u32 cgroup_switches,
 	for (__u32 e = 0; e < MAX_EVENTS; e++)
 		if (e < used && take_delta(e, cpu, switches, cgroup_switches,
 					   &view->raw[e], &delta->events[e]))
-			any = 1;
-	return any;
+			read |= 1u << e;
+	return read;
 }
 
 /* Adds delta to what the slot's cgroup counted on this CPU. */

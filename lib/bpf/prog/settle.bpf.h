@@ -95,15 +95,18 @@ __noinline int credit_shared(const struct counted_set *a,
 	return 0;
 }
 
-/* Adds delta to the CPU's unattributed totals, and its time (the longest
- * an event was enabled in it) to unattributed_ns. */
-static __always_inline void unattribute(struct cpu_view *view,
-					const struct slot_totals *delta)
+/* Adds delta to the CPU's unattributed totals of the events read (only
+ * those: userspace zeroes an event's totals before it puts the event in),
+ * and its time (the longest an event was enabled in it) to
+ * unattributed_ns. */
+static __always_inline void
+unattribute(struct cpu_view *view, const struct slot_totals *delta, __u32 read)
 {
-	__u32 used = num_events;
 	__u64 ns = 0;
 
-	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++) {
+	for (__u32 e = 0; e < MAX_EVENTS; e++) {
+		if (!(read & (1u << e)))
+			continue;
 		acc_add(&view->unattributed[e], &delta->events[e]);
 		if (delta->events[e].enabled > ns)
 			ns = delta->events[e].enabled;
@@ -131,6 +134,7 @@ __noinline int credit(struct cpu_state *st, struct cpu_view *view,
 	struct slot_totals delta = {};
 	__u32 hidden, switches, cgroup_switches;
 	enum settle_plan plan;
+	__u32 read;
 
 	if (!st || !view || !in)
 		return 0;
@@ -149,14 +153,15 @@ __noinline int credit(struct cpu_state *st, struct cpu_view *view,
 	}
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
-	if (!take_deltas(switches, cgroup_switches, view, &delta))
+	read = take_deltas(switches, cgroup_switches, view, &delta);
+	if (!read)
 		return 0;
 	if (plan == PLAN_ALL || plan == PLAN_COMMON)
 		credit_all(&st->now, &delta);
 	else if (plan == PLAN_SHARED)
 		credit_shared(&st->now, &st->here, &delta);
 	if (plan == PLAN_SHARED || plan == PLAN_NONE) {
-		unattribute(view, &delta);
+		unattribute(view, &delta, read);
 		__sync_fetch_and_add(&unattributed_settles, 1);
 	}
 	return 0;
