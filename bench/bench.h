@@ -117,6 +117,11 @@ void bench_task_targets(struct figure *task_switch, struct figure *same_set,
  * was not run at: on perf's hook (a perf_event program) and on the
  * sched_switch raw tracepoint. */
 void bench_switch_hooks(struct figure *perf_hook, struct figure *tracepoint);
+/* What the BPF backend left unattributed: switches its program was not
+ * run at per 1000, ms per CPU-second quiet and busy, and a counted
+ * cgroup's bound as a share of its count. */
+void bench_unattributed(struct figure *unseen, struct figure *quiet,
+			struct figure *busy, struct figure *share);
 /* exe: the shpmu-exporter to measure, or NULL. */
 void bench_exporter(const char *exe, struct figure *ms, struct figure *fds);
 

@@ -26,7 +26,10 @@ KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_man
         "bpf_task_switch_overhead_1000_over_floor",
         "bpf_same_set_switch_overhead_over_floor",
         "switches_missed_by_perf_hook_program",
-        "switches_missed_by_tracepoint_program", "process_fds_1000",
+        "switches_missed_by_tracepoint_program",
+        "switches_unseen_per_1000", "unattributed_ms_per_cpu_s_quiet",
+        "unattributed_ms_per_cpu_s_busy", "bound_share_busy",
+        "process_fds_1000",
         "bytes_per_task_target"}
 # The figures of a BPF program: the JSON has key_ns_per_run too.
 PER_RUN = {"bpf_cgroup_switch_overhead_200", "bpf_cgroup_switch_overhead_1000",

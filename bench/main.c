@@ -168,6 +168,21 @@ static struct row rows[] = {
 		 .what = "switches a sched_switch raw_tp program was not run "
 			 "at, per 1000"},
 	 .goal = NONE},
+	{.fig = {.key = "switches_unseen_per_1000",
+		 .what = "switches the library's program was not run at, per "
+			 "1000 the CPUs made (counted by the program itself)"},
+	 .goal = NONE},
+	{.fig = {.key = "unattributed_ms_per_cpu_s_quiet",
+		 .what = "ms per CPU-second the BPF backend left unattributed, "
+			 "quiet"},
+	 .goal = NONE},
+	{.fig = {.key = "unattributed_ms_per_cpu_s_busy",
+		 .what = "the same beside a ping-pong and a sleeper in counted "
+			 "cgroups"},
+	 .goal = NONE},
+	{.fig = {.key = "bound_share_busy",
+		 .what = "a counted cgroup's bound / its count, there"},
+	 .goal = NONE},
 	{.fig = {.key = "process_fds_1000",
 		 .what = "fds: 1000 processes x 4 attrs, BPF"},
 	 .goal = EQUALS,
@@ -203,6 +218,10 @@ static const char *const host_keys[] = {
 	"bpf_same_set_switch_overhead_over_floor",
 	"switches_missed_by_perf_hook_program",
 	"switches_missed_by_tracepoint_program",
+	"switches_unseen_per_1000",
+	"unattributed_ms_per_cpu_s_quiet",
+	"unattributed_ms_per_cpu_s_busy",
+	"bound_share_busy",
 	"process_fds_1000",
 	"bytes_per_task_target",
 	NULL};
@@ -375,6 +394,10 @@ int main(int argc, char **argv)
 			   fig("bytes_per_task_target"));
 	bench_switch_hooks(fig("switches_missed_by_perf_hook_program"),
 			   fig("switches_missed_by_tracepoint_program"));
+	bench_unattributed(fig("switches_unseen_per_1000"),
+			   fig("unattributed_ms_per_cpu_s_quiet"),
+			   fig("unattributed_ms_per_cpu_s_busy"),
+			   fig("bound_share_busy"));
 #else
 	for (const char *const *k = host_keys; *k; k++)
 		figure_skip(fig(*k), "built without the BPF backend");
