@@ -157,6 +157,7 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 		bpf_program__set_autoattach(skel->progs.on_ipi, false);
 		bpf_program__set_autoattach(skel->progs.on_attach, false);
 		bpf_program__set_autoattach(skel->progs.on_tick, false);
+		bpf_program__set_autoattach(skel->progs.find_move_fn, false);
 		err = sys_bpf_skeleton_load(pmu, skel->skeleton);
 	}
 	if (err)
@@ -167,6 +168,23 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	else
 		*out = skel;
 	return err;
+}
+
+/* Has the program find the function a move's IPI runs (find_move_fn), so
+ * that other IPIs count as plain checks. Where it cannot, every IPI may be
+ * a move: counts stay exact, bounds grow. */
+static void find_move_fn(struct shpmu *pmu, struct switch_counter *s)
+{
+	uint32_t retval;
+	int err = sys_bpf_prog_test_run(pmu,
+					bpf_program__fd(s->progs.find_move_fn),
+					0, 0, NULL, 0, &retval);
+
+	if (err || !s->bss->move_ipi_fn)
+		pr_debug(pmu,
+			 "BPF switch counter: the function of a move's IPI "
+			 "is unknown (%s): every IPI is taken as a move",
+			 err ? strerror(-err) : "no remote_function");
 }
 
 /* Moves of a running task are settled where perf's cgroup controller
@@ -181,8 +199,10 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 	/* A kernel without the tracepoint says ENOENT: the fallback. */
 	if (ipi_hook) {
 		err = sys_bpf_attach(pmu, s->progs.on_ipi, &s->links.on_ipi);
-		if (!err)
+		if (!err) {
 			s->bss->sees_moves = 1;
+			find_move_fn(pmu, s);
+		}
 		if (err != -ENOENT)
 			return err;
 	}

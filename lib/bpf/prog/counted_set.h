@@ -27,6 +27,13 @@
  * So a slot's or target's count never exceeds its truth, and falls short
  * of it by at most what went unattributed on its CPUs while it counted:
  * its error bound.
+ *
+ * One race remains, and it is the kernel's order, not a rule here: a task
+ * moved to another cgroup by another process has its cgroup changed
+ * before the move's function call reaches its CPU (where the program
+ * settles the move). A settle that finds a hidden switch in the
+ * microseconds between the two takes the task's new set for its whole
+ * run since the switch.
  */
 #ifndef SHPMU_PROG_COUNTED_SET_H
 #define SHPMU_PROG_COUNTED_SET_H

@@ -220,15 +220,13 @@ __noinline int restart(struct cpu_state *st, int may_have_moved)
 /*
  * Whether the CPU must be settled now: the running task moved to another
  * cgroup (what it ran before goes to the cgroups it left), or it is not
- * the task that switched in last, or (with read_sequence, at a tick) the
- * CPU made a switch the program did not see, or a counted task has run
+ * the task that switched in last, or (at_tick) a counted task has run
  * unsettled since an earlier tick. at_move: called where a task is being
  * moved, which may be the one found here, before or after it came.
  */
-__noinline int check_cpu(struct cpu_state *st, int at_move, int read_sequence)
+__noinline int check_cpu(struct cpu_state *st, int at_move, int at_tick)
 {
-	__u64 task = bpf_get_current_task(), switches;
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 task = bpf_get_current_task();
 
 	if (!st || !st->task)
 		return 0;
@@ -239,18 +237,13 @@ __noinline int check_cpu(struct cpu_state *st, int at_move, int read_sequence)
 		__sync_fetch_and_add(&moves_settled, 1);
 		return 0;
 	}
-	if (!read_sequence || !st->switches_known ||
-	    !read_switches(cpu, &switches))
-		return 0;
-	if (hidden_switches(st->settled_switches, st->pending_switches,
-			    switches)) {
-		restart(st, !sees_moves);
-	} else if (bpf_jiffies64() != st->settled_jiffies &&
-		   (st->now.nslots || st->now.ntargets)) {
-		/* A counted task's run, settled once a tick: should it
-		 * leave by a hidden switch, only the part since goes
-		 * unattributed. */
-		struct interval in = {.task = task};
+	/* A counted task's run, settled once a tick: should it leave by a
+	 * hidden switch, only the part since goes unattributed. The settle
+	 * also finds switches hidden among tasks that came back. */
+	if (at_tick && bpf_jiffies64() != st->settled_jiffies &&
+	    (st->now.nslots || st->now.ntargets)) {
+		struct interval in = {.task = task,
+				      .may_have_moved = !sees_moves};
 
 		settle(st, &in);
 	}

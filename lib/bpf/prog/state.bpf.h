@@ -152,6 +152,10 @@ __u64 unattributed_settles = 0;
  * changed cgroups since it switched in, which a hidden switch's settle
  * must not assume away. */
 __u32 sees_moves = 0;
+/* The function perf's cgroup controller has a moved task's CPU run (the
+ * kernel's remote_function), found by find_move_fn at load: an IPI that
+ * runs another function moves no task. 0: unknown, any IPI may. */
+__u64 move_ipi_fn = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */
 __u64 moves_settled = 0;

@@ -117,12 +117,12 @@ out:
 	return 0;
 }
 
-static __always_inline int on_check_point(int at_move, int read_sequence)
+static __always_inline int on_check_point(int at_move, int at_tick)
 {
 	struct cpu_state *st = enter();
 
 	if (st) {
-		check_cpu(st, at_move, read_sequence);
+		check_cpu(st, at_move, at_tick);
 		leave(st);
 	}
 	return 0;
@@ -139,11 +139,25 @@ int on_tick(__u64 *ctx)
 }
 
 /* Perf's cgroup controller calls a function on a moved task's CPU, where
- * the task runs (an IPI; a local call when it moves itself). */
+ * the task runs (an IPI; a local call when it moves itself). Other
+ * functions called there (a flush's test-run, a TLB shootdown) move no
+ * task: they are checks like a tick's. */
 SEC("raw_tp/csd_function_entry")
 int on_ipi(__u64 *ctx)
 {
-	return on_check_point(1, 0);
+	return on_check_point(!move_ipi_fn || ctx[0] == move_ipi_fn, 0);
+}
+
+/* Run once at load (a test-run): where the function of a move's IPI is. */
+SEC("syscall")
+int find_move_fn(void *ctx)
+{
+	static const char name[] = "remote_function";
+	__u64 addr = 0;
+
+	if (!bpf_kallsyms_lookup_name(name, sizeof(name), 0, &addr))
+		move_ipi_fn = addr;
+	return 0;
 }
 
 /* Where the kernel has no csd tracepoints (before 6.4): the moves a task
