@@ -171,20 +171,19 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 }
 
 /* Has the program find the function a move's IPI runs (find_move_fn), so
- * that other IPIs count as plain checks. Where it cannot, every IPI may be
- * a move: counts stay exact, bounds grow. */
-static void find_move_fn(struct shpmu *pmu, struct switch_counter *s)
+ * that other IPIs count as plain checks. Where the kernel has no such
+ * symbol, every IPI may be a move: counts stay exact, bounds grow. */
+static int find_move_fn(struct shpmu *pmu, struct switch_counter *s)
 {
 	uint32_t retval;
-	int err = sys_bpf_prog_test_run(pmu,
-					bpf_program__fd(s->progs.find_move_fn),
-					0, 0, NULL, 0, &retval);
+	int err = sys_bpf_prog_test_run(
+		pmu, bpf_program__fd(s->progs.find_move_fn), 0, 0, NULL, 0,
+		&retval);
 
-	if (err || !s->bss->move_ipi_fn)
-		pr_debug(pmu,
-			 "BPF switch counter: the function of a move's IPI "
-			 "is unknown (%s): every IPI is taken as a move",
-			 err ? strerror(-err) : "no remote_function");
+	if (!err && !s->bss->move_ipi_fn)
+		pr_debug(pmu, "BPF switch counter: no remote_function in this "
+			      "kernel: every IPI is taken as a move");
+	return err;
 }
 
 /* Moves of a running task are settled where perf's cgroup controller
@@ -201,7 +200,7 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 		err = sys_bpf_attach(pmu, s->progs.on_ipi, &s->links.on_ipi);
 		if (!err) {
 			s->bss->sees_moves = 1;
-			find_move_fn(pmu, s);
+			return find_move_fn(pmu, s);
 		}
 		if (err != -ENOENT)
 			return err;
