@@ -4,9 +4,11 @@
 -p and --per-thread on a live multi-threaded process. With --pmu-model
 (a build with the PMU model): only its lines for multiplexed events, events
 that never ran and events the machine does not have, and --budget, on the
-model.
+model. With --formats: only how it shows a count's bound and the switches
+the BPF backend did not see, through its output code (STAT_FORMAT,
+tests/stat_format.c) on rows made up.
 
-usage: test_stat.py SHPMU_STAT WORKLOAD [--pmu-model]
+usage: test_stat.py SHPMU_STAT WORKLOAD [--pmu-model | --formats STAT_FORMAT]
 """
 import ctypes
 import json
@@ -85,6 +87,99 @@ def budget_on_model():
           f"the empty budget: {out.stdout}")
 
 
+# A bound, in each format: a suffix in the human layout, perf's metric
+# value and unit in CSV and JSON; nothing at all where it is 0.
+BOUND_SUFFIX = re.compile(r"  \(up to \+(\d+(?:\.\d\d)?)( msec)? "
+                          r"unattributed\)")
+UNSEEN_NOTE = re.compile(r"^shpmu-stat: (\d+) context switch(?:es)? unseen by "
+                         r"the BPF backend, (\d+\.\d\d) msec of CPU time "
+                         r"unattributed: a count may fall short by the "
+                         r"bound shown with it$", re.M)
+
+
+def bound_fields(fields):
+    """A CSV row's bound as perf's metric value and unit: (value, unit),
+    ("", "") where there is none, None where they are neither."""
+    value, unit = fields[-2], fields[-1]
+    if (value, unit) == ("", ""):
+        return value, unit
+    if unit not in ("msec unattributed", "unattributed"):
+        return None
+    if not re.fullmatch(r"\d+\.\d\d" if unit.startswith("msec") else r"\d+",
+                        value):
+        return None
+    return value, unit
+
+
+def formats(formatter):
+    def show(*args):
+        out = subprocess.run([formatter] + [str(a) for a in args],
+                             capture_output=True, text=True)
+        check(out.returncode == 0, f"stat_format {args}: {out.stderr}")
+        return out.stdout.rstrip("\n"), out.stderr
+
+    # task-clock, 2 s enabled, half of it running: the value and its
+    # bound (12345 ns) both scaled x2, the bound in msec rounded up.
+    line, _ = show("human", "task-clock", 10**9, 2000, 1000, 12345, "/sys")
+    check(re.fullmatch(r" +2000\.00 msec +task-clock +/sys  \(up to "
+                       r"\+0\.03 msec unattributed\)  \(50\.00%\)", line),
+          f"human: the bound before the running share: {line!r}")
+    line, _ = show("human", "cs", 10, 2000, 2000, 3)
+    check(BOUND_SUFFIX.search(line) and line.endswith("(up to +3 "
+                                                      "unattributed)"),
+          f"human: a count's bound in events: {line!r}")
+    line, _ = show("human", "cs", 10, 2000, 2000, 0)
+    check("unattributed" not in line and line.endswith("cs" + " " * 22),
+          f"human: no bound, no suffix: {line!r}")
+    # A bound that would round to 0.00 msec still shows.
+    line, _ = show("human", "task-clock", 10**6, 10**6, 10**6, 1)
+    check("(up to +0.01 msec unattributed)" in line,
+          f"human: 1 ns is not shown as 0.00: {line!r}")
+
+    line, _ = show("csv", "task-clock", 10**9, 2000, 1000, 12345, "/sys")
+    fields = line.split(",")
+    check(len(fields) == 8 and fields[3] == "/sys" and
+          bound_fields(fields) == ("0.03", "msec unattributed"),
+          f"CSV: the bound as metric value and unit: {fields}")
+    line, _ = show("csv", "cs", 10, 2000, 2000, 3)
+    fields = line.split(",")
+    check(len(fields) == 7 and bound_fields(fields) == ("3", "unattributed"),
+          f"CSV: a count's bound: {fields}")
+    line, _ = show("csv", "cs", 10, 2000, 2000, 0)
+    fields = line.split(",")
+    check(len(fields) == 7 and bound_fields(fields) == ("", ""),
+          f"CSV: no bound, empty metric fields: {fields}")
+    # An event that never ran shows no bound: its value is no count.
+    line, _ = show("csv", "cs", 0, 2000, 0, 5)
+    fields = line.split(",")
+    check(fields[0] == "<not counted>" and bound_fields(fields) == ("", ""),
+          f"CSV: <not counted> has no bound: {fields}")
+
+    line, _ = show("json", "task-clock", 10**9, 2000, 1000, 12345, "/sys")
+    obj = json.loads(line)
+    check(obj.get("metric-value") == "0.03" and
+          obj.get("metric-unit") == "msec unattributed" and
+          obj.get("counter-value") == "2000.00",
+          f"JSON: the bound as metric-value and metric-unit: {obj}")
+    obj = json.loads(show("json", "cs", 10, 2000, 2000, 0)[0])
+    check("metric-value" not in obj and "metric-unit" not in obj,
+          f"JSON: no bound, no metric keys: {obj}")
+
+    out, err = show("footer", 5, 1234567)
+    check(out == "" and UNSEEN_NOTE.fullmatch(err.rstrip("\n")) and
+          UNSEEN_NOTE.search(err).groups() == ("5", "1.24"),
+          f"the note on unseen switches, on stderr: {err!r}")
+    out, err = show("footer", 1, 0)
+    check(err.startswith("shpmu-stat: 1 context switch unseen by the BPF "
+                         "backend, 0.00 msec"), f"one switch: {err!r}")
+    out, err = show("footer", 0, 0)
+    check(out == "" and err == "", f"no unseen switch, no note: {err!r}")
+
+
+if sys.argv[3:4] == ["--formats"]:
+    formats(sys.argv[4])
+    print(f"{checks - len(failures)} of {checks} checks passed")
+    sys.exit(1 if failures else 0)
 if sys.argv[3:] == ["--pmu-model"]:
     import stat_model
     stat_model.run(STAT, check)
@@ -236,6 +331,10 @@ check([r[2] for r in rows] == ["cs", "task-clock", "page-faults"],
       "events in command-line order")
 check(rows[1][1] == "msec", "task-clock in msec")
 check(all(float(r[4]) == 100.0 for r in rows), "nothing multiplexed")
+# A task's events are classic perf fds, exact: no bound in the metric
+# fields.
+check(all(bound_fields(r) == ("", "") for r in rows),
+      f"classic counting: empty metric fields, no bound: {rows}")
 
 # JSON: one object per line.
 out = subprocess.run([STAT, "--json", "-e", EVENTS, "--"] + WORK,
@@ -244,6 +343,45 @@ objs = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
 check([o["event"] for o in objs] == EVENTS.split(","), "JSON events")
 check(all({"counter-value", "unit", "event-runtime", "pcnt-running"} <= set(o)
           for o in objs), "JSON keys")
+check(all("metric-value" not in o and "metric-unit" not in o for o in objs),
+      f"classic counting: no bound in JSON: {objs}")
+out = subprocess.run([STAT, "-e", EVENTS, "--"] + WORK, capture_output=True,
+                     text=True, check=True)
+check("unattributed" not in out.stdout and not UNSEEN_NOTE.search(out.stderr),
+      f"classic counting: no bound, no note: {out.stdout} {out.stderr}")
+
+# -G counts cgroups with the BPF backend where it can: a count there may
+# fall short by a bound (on a kernel that hides switches from BPF), shown
+# as perf's metric value and unit in CSV and as a suffix in the human
+# layout, with a note on stderr when switches went unseen. The root
+# cgroup holds everything, so it ran during the window.
+with open("/proc/self/mountinfo") as f:
+    has_cgroups = any(" - cgroup2 " in l or
+                      (" - cgroup " in l and "perf_event" in l) for l in f)
+if not has_cgroups:
+    print("no cgroup2 or perf_event mount: -G's bound is not checked")
+else:
+    out = subprocess.run([STAT, "-x,", "-a", "-G", "/", "-e", "task-clock,cs",
+                          "--", "sleep", "0.2"], capture_output=True,
+                         text=True)
+    rows = [l.split(",") for l in out.stdout.splitlines() if l]
+    print("-G / as CSV:", rows, out.stderr)
+    check(out.returncode == 0 and [r[2:4] for r in rows] ==
+          [["task-clock", "/"], ["cs", "/"]],
+          f"-G / as CSV: {out.returncode} {rows} {out.stderr}")
+    check(all(len(r) == 8 and bound_fields(r) is not None for r in rows),
+          f"-G /: a bound, if any, as metric value and unit: {rows}")
+    check(all(UNSEEN_NOTE.fullmatch(l) for l in out.stderr.splitlines()
+              if "unseen" in l), f"-G /: the note's form: {out.stderr}")
+    out = subprocess.run([STAT, "-a", "-G", "/", "-e", "task-clock,cs", "--",
+                          "sleep", "0.2"], capture_output=True, text=True)
+    lines = [l for l in out.stdout.splitlines() if l.endswith("/") or
+             "unattributed" in l]
+    print("-G / human:", lines)
+    check(len(lines) == 2 and all(re.fullmatch(
+        r" +\d+(\.\d\d)? +(msec)? +(task-clock|cs) +/"
+        r"(  \(up to \+\d+(\.\d\d)?( msec)? unattributed\))?", l)
+        for l in lines), f"-G / human: {out.stdout}")
 
 # Intervals: a timestamp first, every interval.
 out = subprocess.run([STAT, "-x,", "-I", "100", "-a", "-e", "cpu-clock",

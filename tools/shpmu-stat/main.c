@@ -321,18 +321,21 @@ static int open_all(struct shpmu *pmu, const struct options *o, bool on_exec,
 	return 0;
 }
 
-/* Adds one handle's reading of every member into sums (indexed by
- * event). */
+/* Adds one handle's reading of every member into sums, and its bound
+ * into bounds (both indexed by event). */
 static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
-		     size_t t, struct shpmu_count *sums)
+		     size_t t, struct shpmu_count *sums, uint64_t *bounds)
 {
 	const struct unit *un = &o->units[u];
 	struct shpmu_count c[MAX_EVENTS];
+	uint64_t bound = 0;
 	int err;
 
 	if (handles[u][t] < 0)
 		return 0;
-	err = un->n == 1 ? shpmu_read(pmu, handles[u][t], &c[0])
+	/* A group is counted by classic perf fds, which are exact: only a
+	 * single event may have a bound. */
+	err = un->n == 1 ? shpmu_read_bound(pmu, handles[u][t], &c[0], &bound)
 			 : shpmu_read_group(pmu, handles[u][t], c, un->n);
 	/* A pinned event that could not get a counter (the library logged
 	 * why): it counted nothing, as perf stat shows it. */
@@ -345,13 +348,16 @@ static int read_unit(struct shpmu *pmu, const struct options *o, size_t u,
 		sums[un->first + i].time_enabled += c[i].time_enabled;
 		sums[un->first + i].time_running += c[i].time_running;
 	}
+	bounds[un->first] += bound;
 	return 0;
 }
 
 /* Each row's events now, and what they had reached at the last
- * interval. */
+ * interval; the same of their bounds. */
 static struct shpmu_count sums[MAX_ROWS][MAX_EVENTS];
 static struct shpmu_count previous[MAX_ROWS][MAX_EVENTS];
+static uint64_t bounds[MAX_ROWS][MAX_EVENTS];
+static uint64_t previous_bounds[MAX_ROWS][MAX_EVENTS];
 
 static void subtract(struct shpmu_count *now, struct shpmu_count *before)
 {
@@ -360,6 +366,17 @@ static void subtract(struct shpmu_count *now, struct shpmu_count *before)
 	now->value -= before->value;
 	now->time_enabled -= before->time_enabled;
 	now->time_running -= before->time_running;
+	*before = total;
+}
+
+/* What a bound grew by in an interval bounds what the interval's count
+ * may miss: what a count misses accrues only from what went unattributed
+ * meanwhile. */
+static void subtract_bound(uint64_t *now, uint64_t *before)
+{
+	uint64_t total = *now;
+
+	*now -= *before;
 	*before = total;
 }
 
@@ -389,6 +406,7 @@ static void print_one(const struct options *o, size_t r, size_t e, double ts)
 		.tid = o->per_thread ? targets[r].t.pid : 0,
 		.unsupported = event_unsupported(o, e),
 		.count = sums[r][e],
+		.bound = bounds[r][e],
 	};
 
 	print_row(o, &row, ts);
@@ -403,16 +421,19 @@ static int report(struct shpmu *pmu, const struct options *o, double ts,
 	size_t nrows = row_count(o);
 
 	memset(sums, 0, sizeof(sums[0]) * nrows);
+	memset(bounds, 0, sizeof(bounds[0]) * nrows);
 	for (size_t t = 0; t < ntargets; t++) {
 		size_t r = targets[t].row < 0 ? 0 : (size_t)targets[t].row;
 
 		for (size_t u = 0; u < o->nunits; u++)
-			if (read_unit(pmu, o, u, t, sums[r]))
+			if (read_unit(pmu, o, u, t, sums[r], bounds[r]))
 				return -1;
 	}
 	for (size_t r = 0; per_interval && r < nrows; r++)
-		for (size_t e = 0; e < o->nevents; e++)
+		for (size_t e = 0; e < o->nevents; e++) {
 			subtract(&sums[r][e], &previous[r][e]);
+			subtract_bound(&bounds[r][e], &previous_bounds[r][e]);
+		}
 	/* Cgroups row by row; threads event by event, in perf stat
 	 * --per-thread's order. */
 	for (size_t i = 0; i < nrows * o->nevents; i++) {

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* shpmu-stat's output: perf stat's human layout, its CSV field order
  * ([thread,] value, unit, event, [cgroup,] run time, running %, metric value,
- * metric unit), or one JSON object per line. */
+ * metric unit), or one JSON object per line. A count that may fall short of
+ * the truth (the BPF backend's bound, see libshpmu(3)) says by how much: a
+ * suffix in the human layout, and in CSV and JSON perf's metric value and
+ * unit, which perf uses for a number shown beside a count and which are
+ * otherwise empty here. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -47,6 +51,34 @@ static void value_text(const struct row *r, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
+/* ns as msec to two decimals, rounded up: a bound never reads smaller
+ * than it is, nor a non-zero one as 0.00. */
+static void msec_up(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t hundredths = ns / 10000 + (ns % 10000 != 0);
+
+	snprintf(buf, len, "%" PRIu64 ".%02" PRIu64, hundredths / 100,
+		 hundredths % 100);
+}
+
+/* The row's bound as its value is shown, or false where it has none:
+ * scaled as the value is (a multiplexed count is an estimate from the same
+ * share), a clock's in msec. */
+static bool bound_text(const struct row *r, char *buf, size_t len)
+{
+	struct shpmu_count b = {.value = r->bound,
+				.time_enabled = r->count.time_enabled,
+				.time_running = r->count.time_running};
+
+	if (!r->bound || r->unsupported || not_counted(&r->count))
+		return false;
+	if (is_clock(r->event))
+		msec_up(shpmu_scale(&b), buf, len);
+	else
+		snprintf(buf, len, "%" PRIu64, shpmu_scale(&b));
+	return true;
+}
+
 static void print_json_string(const char *s)
 {
 	putchar('"');
@@ -83,8 +115,11 @@ void print_header(const struct options *o)
 void print_row(const struct options *o, const struct row *r, double ts)
 {
 	const char *unit = is_clock(r->event) ? "msec" : "";
+	const char *bound_unit =
+		is_clock(r->event) ? "msec unattributed" : "unattributed";
 	double pct = running_pct(&r->count, o->format != OUT_HUMAN);
-	char value[64], thread[48];
+	char value[64], thread[48], bound[32] = "";
+	bool bounded = bound_text(r, bound, sizeof(bound));
 
 	value_text(r, value, sizeof(value));
 	/* perf's name for a thread's row: comm-tid. */
@@ -100,8 +135,9 @@ void print_row(const struct options *o, const struct row *r, double ts)
 		       o->sep);
 		if (r->cgroup)
 			printf("%s%s", r->cgroup, o->sep);
-		printf("%" PRIu64 "%s%.2f%s%s\n", r->count.time_running, o->sep,
-		       pct, o->sep, o->sep);
+		printf("%" PRIu64 "%s%.2f%s%s%s%s\n", r->count.time_running,
+		       o->sep, pct, o->sep, bound, o->sep,
+		       bounded ? bound_unit : "");
 		break;
 	case OUT_JSON:
 		printf("{");
@@ -121,8 +157,13 @@ void print_row(const struct options *o, const struct row *r, double ts)
 			print_json_string(r->cgroup);
 		}
 		printf(", \"event-runtime\" : %" PRIu64
-		       ", \"pcnt-running\" : %.2f}\n",
+		       ", \"pcnt-running\" : %.2f",
 		       r->count.time_running, pct);
+		if (bounded)
+			printf(", \"metric-value\" : \"%s\", "
+			       "\"metric-unit\" : \"%s\"",
+			       bound, bound_unit);
+		printf("}\n");
 		break;
 	case OUT_HUMAN:
 		if (o->interval_ms)
@@ -133,6 +174,11 @@ void print_row(const struct options *o, const struct row *r, double ts)
 		printf("%18s %-5s %-24s", value, unit, r->event);
 		if (r->cgroup)
 			printf(" %s", r->cgroup);
+		/* The truth lies between the value and the value plus
+		 * this. */
+		if (bounded)
+			printf("  (up to +%s%s unattributed)", bound,
+			       is_clock(r->event) ? " msec" : "");
 		/* Multiplexed: the value above is scaled from this share
 		 * (0.00% for an event enabled that never ran). */
 		if (r->count.time_running != r->count.time_enabled)
@@ -142,6 +188,23 @@ void print_row(const struct options *o, const struct row *r, double ts)
 	}
 }
 
+/* Why a count may carry a bound: the kernel switched tasks without
+ * running the BPF backend's program (libshpmu(7), BACKENDS). */
+static void print_unseen(const struct shpmu_stats *st)
+{
+	char ms[32];
+
+	if (!st->switches_unseen)
+		return;
+	msec_up(st->unattributed_ns, ms, sizeof(ms));
+	fprintf(stderr,
+		"shpmu-stat: %" PRIu64 " context %s unseen by the BPF "
+		"backend, %s msec of CPU time unattributed: a count may fall "
+		"short by the bound shown with it\n",
+		st->switches_unseen,
+		st->switches_unseen == 1 ? "switch" : "switches", ms);
+}
+
 void print_footer(const struct options *o, double elapsed_s,
 		  const struct shpmu_stats *st, uint64_t fds_unshared)
 {
@@ -149,6 +212,7 @@ void print_footer(const struct options *o, double elapsed_s,
 		printf("\n %17.9f seconds time elapsed\n\n", elapsed_s);
 	/* On stderr, so that CSV and JSON stay parseable. */
 	fflush(stdout);
+	print_unseen(st);
 	if (o->verbose)
 		fprintf(stderr,
 			"shpmu-stat: %" PRIu64 " handles on %" PRIu64

@@ -59,6 +59,9 @@ struct row {
 	pid_t tid;
 	bool unsupported; /* its open failed: ENOENT, EOPNOTSUPP */
 	struct shpmu_count count;
+	/* How far below the truth count.value may be (shpmu_read_bound(),
+	 * summed over the row's handles): 0 where it is exact. */
+	uint64_t bound;
 };
 
 /* budget.c: whether there is a core PMU (printing a line saying so where
