@@ -305,9 +305,73 @@ def check_formats(exp, base_label, odd_label):
     print("promtool on OpenMetrics (it parses 0.0.4 only): rc", p.returncode,
           (p.stdout + p.stderr).strip().replace("\n", "; "))
     check(f'cgroup="{escape(base_label)}"' in text, "the root of the walk is counted")
+    check_unattributed(text, om)
     ctype, page = get(f"http://127.0.0.1:{exp.port}/")
     check(ctype.startswith("text/html") and 'href="/metrics"' in page,
           "/ is a page linking to /metrics")
+
+
+def samples(text, name):
+    """{labels: value} of name's samples, labels as written."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(rf"^{name}(?:\{{(.*)\}})? (\S+)$", line)
+        if m:
+            out[m.group(1) or ""] = float(m.group(2))
+    return out
+
+
+def check_unattributed(text, om):
+    """Host scope counts the CPUs and cgroups with the BPF backend: what
+    it could not attribute, per CPU and event, on the CPUs of the per-CPU
+    series; the switches it did not see and the time, in all. Their
+    values depend on the kernel (0 where it runs the program at every
+    switch), so only their form and what holds whatever they are."""
+    cpus = {re.search(r'cpu="(\d+)"', k).group(1) for k in
+            samples(text, "shpmu_cpu_clock_seconds_total")}
+    clock = samples(text, "shpmu_unattributed_clock_seconds_total")
+    want = {f'cpu="{c}",event="task-clock"' for c in cpus}
+    check(cpus and set(clock) == want,
+          f"unattributed task-clock per CPU: {sorted(clock)}, want {sorted(want)}")
+    events = samples(text, "shpmu_unattributed_events_total")
+    check({k.split(",")[0] for k in events} == {f'cpu="{c}"' for c in cpus} and
+          all(v >= 0 and v == int(v) for v in events.values()),
+          f"unattributed counts per CPU and event: {events}")
+    unseen = samples(text, "shpmu_switches_unseen_total")
+    seconds = samples(text, "shpmu_unattributed_seconds_total")
+    check(len(unseen) == 1 and "" in unseen and unseen[""] >= 0,
+          f"shpmu_switches_unseen_total: {unseen}")
+    # A CPU's task-clock runs with its enabled time, and the time is each
+    # unattributed delta's longest enabled time, read after the per-CPU
+    # totals (0.1% and a us for the two reads of one perf event).
+    check(len(seconds) == 1 and
+          sum(clock.values()) <= seconds.get("", 0) * 1.001 + 1e-6,
+          f"unattributed task-clock {sum(clock.values())} s within "
+          f"shpmu_unattributed_seconds_total {seconds}")
+    for family in ("# HELP shpmu_switches_unseen_total ",
+                   "# HELP shpmu_unattributed_seconds_total ",
+                   "# HELP shpmu_unattributed_clock_seconds_total ",
+                   "# HELP shpmu_unattributed_events_total "):
+        check(family in text, f"{family.strip()} has its HELP line")
+    check("# TYPE shpmu_unattributed_seconds counter\n"
+          "# UNIT shpmu_unattributed_seconds seconds\n" in om and
+          "# TYPE shpmu_switches_unseen counter\n# HELP" in om,
+          "OpenMetrics: the unattributed families with their units")
+
+
+def check_classic_unattributed():
+    """Process scope without cgroups: the CPUs' events are classic perf
+    fds, which attribute everything, and no BPF program runs: no
+    per-event family, and the totals are 0."""
+    exp = Exporter("--no-cgroups", "-e", "task-clock,cs")
+    text = exp.scrape()[1]
+    check("shpmu_unattributed_clock_seconds_total" not in text and
+          "shpmu_unattributed_events_total" not in text,
+          "classic events: no unattributed family per event")
+    check(series(text, "shpmu_switches_unseen_total") == [0.0] and
+          series(text, "shpmu_unattributed_seconds_total") == [0.0],
+          "classic events: no switch unseen, nothing unattributed")
+    check(exp.stop() == 0, "the classic exporter stops cleanly")
 
 
 def check_cap(bpffs, base_label):
@@ -320,6 +384,9 @@ def check_cap(bpffs, base_label):
           series(text, "shpmu_cgroups_left_out") == [1.0] and
           len(series(text, "shpmu_cgroup_clock_seconds_total")) == 1,
           "--max-cgroups=1 of 2: one counted, one left out and said so")
+    clock = samples(text, "shpmu_unattributed_clock_seconds_total")
+    check(list(clock) == ['event="task-clock"'],
+          f"--no-cpu: unattributed task-clock summed over CPUs: {clock}")
     check(exp.stop() == 0, "the capped exporter stops cleanly")
 
 
@@ -827,6 +894,7 @@ def main():
         check_budget(exp)
         check_bad_utf8(exp, mount, base_label)
         check_cap(bpffs, base_label)
+        check_classic_unattributed()
         check_too_long(mount, base_label)
         check_paths()
         check_deadline()

@@ -101,6 +101,18 @@ int scrape(struct exporter *x, enum format f, char **out, size_t *len);
  * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
 void put_label_value(FILE *f, const char *s);
 
+/* ns as seconds, to the ns, and the line's end. */
+void put_seconds(FILE *f, uint64_t ns);
+
+/* A counter family's header, name without shpmu_ and _total; unit
+ * ("seconds") or NULL. */
+void put_counter(FILE *f, enum format fmt, const char *name, const char *unit,
+		 const char *help);
+
+/* What the BPF backend could not attribute, per event and CPU, and the
+ * switches it did not see (unattributed.c). */
+void put_unattributed(FILE *f, struct exporter *x, enum format fmt);
+
 /* The core PMUs' counter budget as gauges (shpmu_pmu_counters, ...);
  * nothing where there is no core PMU. */
 void put_budget(FILE *f, struct exporter *x);

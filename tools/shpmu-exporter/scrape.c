@@ -110,7 +110,7 @@ static void header(FILE *f, enum format fmt, const char *kind,
 	}
 }
 
-static void put_seconds(FILE *f, uint64_t ns)
+void put_seconds(FILE *f, uint64_t ns)
 {
 	fprintf(f, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000),
 		(unsigned long long)(ns % 1000000000));
@@ -236,14 +236,15 @@ static void gauge(FILE *f, const char *name, const char *help, double v)
 		name, help, name, name, v);
 }
 
-/* A counter's header; name without _total. */
-static void put_counter(FILE *f, enum format fmt, const char *name,
-			const char *help)
+void put_counter(FILE *f, enum format fmt, const char *name, const char *unit,
+		 const char *help)
 {
-	if (fmt == OPENMETRICS_1_0)
-		fprintf(f, "# TYPE shpmu_%s counter\n# HELP shpmu_%s %s\n",
-			name, name, help);
-	else
+	if (fmt == OPENMETRICS_1_0) {
+		fprintf(f, "# TYPE shpmu_%s counter\n", name);
+		if (unit)
+			fprintf(f, "# UNIT shpmu_%s %s\n", name, unit);
+		fprintf(f, "# HELP shpmu_%s %s\n", name, help);
+	} else
 		fprintf(f,
 			"# HELP shpmu_%s_total %s\n# TYPE shpmu_%s_total "
 			"counter\n",
@@ -274,14 +275,15 @@ static void put_own(FILE *f, struct exporter *x, enum format fmt,
 	      "Cgroups found but not counted: past --max-cgroups, or "
 	      "their paths longer than PATH_MAX.",
 	      (double)x->left_out);
-	put_counter(f, fmt, "target_errors",
+	put_counter(f, fmt, "target_errors", NULL,
 		    "Targets left out of a scrape because they failed.");
 	fprintf(f, "shpmu_target_errors_total %llu\n",
 		(unsigned long long)x->target_errors);
-	put_counter(f, fmt, "scrapes", "Scrapes of /metrics, this one too.");
+	put_counter(f, fmt, "scrapes", NULL,
+		    "Scrapes of /metrics, this one too.");
 	fprintf(f, "shpmu_scrapes_total %llu\n",
 		(unsigned long long)x->scrapes);
-	put_counter(f, fmt, "http_connections_cut",
+	put_counter(f, fmt, "http_connections_cut", NULL,
 		    "Client connections the exporter closed: request not whole "
 		    "in time (deadline), past the connections of one address "
 		    "(address), past the connection limit (limit).");
@@ -318,6 +320,7 @@ int scrape(struct exporter *x, enum format fmt, char **out, size_t *len)
 			err = -errno;
 		} else {
 			put_per_target(f, x, fmt, &r);
+			put_unattributed(f, x, fmt);
 			put_budget(f, x);
 			put_own(f, x, fmt, started);
 			if (fclose(f)) {
