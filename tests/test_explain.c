@@ -88,3 +88,32 @@ Test(errors, eacces_gives_paranoid_and_the_capability)
 			  strstr(last_log, "CAP_PERFMON"),
 		  "log: %s", last_log);
 }
+
+/* -EOPNOTSUPP on an open handle is a call that only the BPF backend
+ * answers, made on classic perf fds: said so, not blamed on the PMU. */
+Test(errors, eopnotsupp_on_a_classic_handle_says_it_is_exact)
+{
+	struct perf_event_attr a = named("task-clock");
+	struct shpmu_target self = self_target();
+	struct shpmu_count c;
+	uint64_t bound = 1;
+	char text[1024];
+	int h = shpmu_open(pmu, &a, &self);
+
+	cr_assert_geq(h, 0);
+	cr_expect_eq(shpmu_read_unattributed(pmu, h, -1, &c), -EOPNOTSUPP);
+	cr_expect_eq(shpmu_read_cached(pmu, h, &c), -EOPNOTSUPP);
+	cr_expect_eq(shpmu_read_bound(pmu, h, &c, &bound), 0);
+	cr_expect_eq(bound, 0, "a classic handle's bound: %llu",
+		     (unsigned long long)bound);
+	cr_assert_eq(shpmu_explain(pmu, h, -EOPNOTSUPP, text, sizeof(text)), 0);
+	cr_expect(strstr(text, "classic perf fds") &&
+			  strstr(text, "shpmu_read_unattributed") &&
+			  strstr(text, "shpmu_read_bound") &&
+			  !strstr(text, "PMU cannot"),
+		  "explain: %s", text);
+	/* An open's -EOPNOTSUPP is still the PMU's. */
+	cr_assert_eq(shpmu_explain(pmu, -1, -EOPNOTSUPP, text, sizeof(text)),
+		     0);
+	cr_expect(strstr(text, "PMU cannot"), "explain: %s", text);
+}

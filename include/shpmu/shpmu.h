@@ -615,7 +615,8 @@ SHPMU_API uint64_t shpmu_scale(const struct shpmu_count *c);
  *        event in error state: which event, why, how to bring it back),
  *        -EBUSY (no counter left for another distinct hardware event),
  *        -ENOENT, -EACCES/-EPERM, -EMFILE/-ENFILE, -EOPNOTSUPP (from an
- *        open), -EBADF; others get strerror()'s text
+ *        open; on a handle of classic perf fds, from a call only the BPF
+ *        backend answers), -EBADF; others get strerror()'s text
  * @param buf receives the text, NUL-terminated
  * @param len its size
  * @return 0, -EINVAL (pmu or buf NULL, len 0, err not negative, h below

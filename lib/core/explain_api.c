@@ -18,6 +18,7 @@ struct about {
 	int h;
 	struct event_key event; /* the leader's */
 	uint32_t nevents;
+	bool classic; /* counted by classic perf fds, not the BPF backend */
 };
 
 /* As PMU discovery read it (at the context's first hardware event). */
@@ -105,6 +106,21 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 			 "the room given is too small: a buffer, or an array "
 			 "smaller than the group");
 		return;
+	case -EOPNOTSUPP:
+		/* On an open handle, not an open's: a call that only the
+		 * BPF backend answers. */
+		if (a->known && a->classic) {
+			snprintf(buf, len,
+				 "handle %d is counted by classic perf fds: "
+				 "they keep nothing in memory for "
+				 "shpmu_read_cached() and leave nothing "
+				 "unattributed for shpmu_read_unattributed() "
+				 "(their counts are exact: shpmu_read_bound() "
+				 "gives a bound of 0); shpmu_read() it",
+				 a->h);
+			return;
+		}
+		break;
 	}
 	if (!explain_common(pmu, err,
 			    a->known ? (struct perf_event_attr *)attr : NULL,
@@ -128,6 +144,7 @@ static int explain_checked(struct shpmu *pmu, int h, int err, char *buf,
 			return shpmu_err(-EBADF);
 		a.event = slot->ev->key.events[0];
 		a.nevents = slot->ev->key.nevents;
+		a.classic = !kevent_has_cache(slot->ev);
 		handle_unlock(&pmu->handles, h);
 	}
 	explain_one(pmu, &a, err, text, sizeof(text));
