@@ -69,11 +69,12 @@ static void read_event(struct exporter *x, size_t e, size_t ncols,
 
 static const char *const help_events =
 	"Events the BPF backend counted but could not attribute to any "
-	"target, since its program was loaded; scaled for multiplexing.";
+	"target, since it began counting the event; scaled for "
+	"multiplexing.";
 static const char *const help_clock =
 	"Clock events (task-clock, cpu-clock) in seconds the BPF backend "
-	"counted but could not attribute to any target, since its program "
-	"was loaded.";
+	"counted but could not attribute to any target, since it began "
+	"counting the event.";
 
 /* One sample: column c of event e. */
 static void put_sample(FILE *f, struct exporter *x, const char *name, size_t e,
