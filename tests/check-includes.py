@@ -14,7 +14,8 @@ import sys
 lib = pathlib.Path(sys.argv[1])
 # The files that implement the public calls, and may use core/api.h.
 PUBLIC = {"core/api", "core/lifecycle", "core/open", "core/control",
-          "core/read", "core/read_many", "core/compat", "core/explain_api",
+          "core/read", "core/read_bound", "core/read_many", "core/compat",
+          "core/explain_api",
           "names/names",
           "cgroup/cgroup_api", "core/budget_api", "core/read_pmu"}
 # What the core may include besides itself.
