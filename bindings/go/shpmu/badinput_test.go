@@ -42,10 +42,13 @@ func TestClosedHandlesAndContextsReturnErrClosed(t *testing.T) {
 	_, cachedErr := h.ReadCached()
 	_, cpuErr := h.ReadCPU(-1)
 	_, pmuErr := h.ReadPMU("cpu")
+	_, _, boundErr := h.ReadBound()
+	_, unattributedErr := h.ReadUnattributed(-1)
 	calls := map[string]error{
 		"Read": readErr, "ReadCached": cachedErr, "ReadCPU": cpuErr,
-		"ReadPMU": pmuErr, "Enable": h.Enable(), "Disable": h.Disable(),
-		"Reset": h.Reset(), "Close": h.Close(),
+		"ReadPMU": pmuErr, "ReadBound": boundErr,
+		"ReadUnattributed": unattributedErr, "Enable": h.Enable(),
+		"Disable": h.Disable(), "Reset": h.Reset(), "Close": h.Close(),
 		"ReadGroup": h.ReadGroup(make([]Count, 1)),
 		"ReadMany":  c.ReadMany([]*Handle{other, h}, make([]Count, 2)),
 	}

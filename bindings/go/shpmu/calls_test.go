@@ -69,6 +69,70 @@ func TestReadCached(t *testing.T) {
 	expectErrno(t, "ReadCached of a classic event", err, syscall.EOPNOTSUPP)
 }
 
+// ReadBound gives Read's reading with a bound: 0 for classic events; for
+// the BPF backend a value that, with its bound, is at least what Read
+// gave before it. ReadUnattributed says EOPNOTSUPP for classic events and
+// reads the BPF backend's totals, per CPU and in all.
+func TestReadBoundAndUnattributed(t *testing.T) {
+	needRoot(t)
+	bpf := newContext(t, &Options{Backend: BackendBPF})
+	classic := newContext(t, &Options{Backend: BackendPerf})
+	dir := makeCgroup(t, bpf)
+	hb := open(t, bpf, sw(SWTaskClock, false), Cgroup(dir))
+	hc := open(t, classic, sw(SWTaskClock, false), Cgroup(dir))
+	ch := spawn(t)
+	moveTo(t, dir, ch.pid())
+	ch.run(t)
+	before := read(t, hb)
+	got, bound, err := hb.ReadBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value < before.Value || got.Value == 0 {
+		t.Errorf("ReadBound %d after Read %d", got.Value, before.Value)
+	}
+	if bound > got.TimeEnabled {
+		t.Errorf("a task-clock bound of %d ns past its %d ns enabled",
+			bound, got.TimeEnabled)
+	}
+	exact, cbound, err := hc.ReadBound()
+	if err != nil || cbound != 0 || exact.Value == 0 {
+		t.Errorf("a classic handle: %+v, bound %d, %v", exact, cbound, err)
+	}
+	_, err = hc.ReadUnattributed(-1)
+	expectErrno(t, "ReadUnattributed of a classic event", err,
+		syscall.EOPNOTSUPP)
+	all, err := hb.ReadUnattributed(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, cpu := range onlineCPUs(t) {
+		one, err := hb.ReadUnattributed(cpu)
+		if err != nil {
+			t.Fatalf("cpu %d: %v", cpu, err)
+		}
+		sum += one.Value
+	}
+	// Totals only grow: the CPUs read one by one, after all of them.
+	if sum < all.Value {
+		t.Errorf("the CPUs' unattributed %d below their sum read before, %d",
+			sum, all.Value)
+	}
+	_, err = hb.ReadUnattributed(-2)
+	expectErrno(t, "ReadUnattributed(-2)", err, syscall.EINVAL)
+	_, err = hb.ReadUnattributed(1 << 20)
+	expectErrno(t, "ReadUnattributed of a CPU the backend lacks", err,
+		syscall.EINVAL)
+	st, err := classic.Stats()
+	if err != nil || st.SwitchesUnseen != 0 || st.UnattributedTime != 0 {
+		t.Errorf("a classic context's stats: %+v, %v", st, err)
+	}
+	if _, err := bpf.Stats(); err != nil {
+		t.Error(err)
+	}
+}
+
 // NoMultiplex never refuses an event that needs no counter; the budget
 // has no rows where there is no hardware PMU and sane ones where there is.
 func TestNoMultiplexAndBudget(t *testing.T) {

@@ -227,6 +227,14 @@ type Stats struct {
 	KernelFDs    uint64 // perf_event fds held
 	Opens        uint64 // successful opens since New
 	SharedOpens  uint64 // of those, served by an existing kernel event
+	// SwitchesUnseen is the context switches the kernel made without
+	// running the BPF backend's program, on every CPU since it was
+	// loaded (in host scope, the domain's); 0 without it. See
+	// (*Handle).ReadBound.
+	SwitchesUnseen uint64
+	// UnattributedTime is the CPU time, in ns summed over CPUs, whose
+	// counts the BPF backend could not attribute because of them.
+	UnattributedTime uint64
 }
 
 // Stats reads a consistent snapshot of the sharing statistics.
@@ -242,7 +250,9 @@ func (c *Context) Stats() (Stats, error) {
 	return Stats{Handles: uint64(s.handles),
 		KernelEvents: uint64(s.kernel_events),
 		KernelFDs:    uint64(s.kernel_fds), Opens: uint64(s.opens),
-		SharedOpens: uint64(s.shared_opens)}, nil
+		SharedOpens:      uint64(s.shared_opens),
+		SwitchesUnseen:   uint64(s.switches_unseen),
+		UnattributedTime: uint64(s.unattributed_ns)}, nil
 }
 
 // Version gives the library's version as "major.minor.patch".

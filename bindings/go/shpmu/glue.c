@@ -80,6 +80,12 @@ struct shpmu_go_reading shpmu_go_read(struct shpmu *pmu, int h, int how,
 	case SHPMU_GO_READ_CPU:
 		r.rc = shpmu_read_cpu(pmu, h, cpu, &c);
 		break;
+	case SHPMU_GO_READ_BOUND:
+		r.rc = shpmu_read_bound(pmu, h, &c, &r.bound);
+		break;
+	case SHPMU_GO_READ_UNATTRIBUTED:
+		r.rc = shpmu_read_unattributed(pmu, h, cpu, &c);
+		break;
 	default:
 		r.rc = shpmu_read(pmu, h, &c);
 	}

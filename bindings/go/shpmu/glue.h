@@ -28,10 +28,17 @@ struct shpmu_go_attr {
 	uint64_t config, config1, config2, flags;
 };
 
-enum { SHPMU_GO_READ = 0, SHPMU_GO_READ_CACHED = 1, SHPMU_GO_READ_CPU = 2 };
+enum {
+	SHPMU_GO_READ = 0,
+	SHPMU_GO_READ_CACHED = 1,
+	SHPMU_GO_READ_CPU = 2,
+	SHPMU_GO_READ_BOUND = 3,
+	SHPMU_GO_READ_UNATTRIBUTED = 4,
+};
 
 struct shpmu_go_reading {
 	struct shpmu_count count;
+	uint64_t bound; /* SHPMU_GO_READ_BOUND's */
 	int rc;
 };
 

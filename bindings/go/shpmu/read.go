@@ -64,17 +64,26 @@ func countFromC(c *C.struct_shpmu_count) Count {
 	return *(*Count)(unsafe.Pointer(c))
 }
 
-// read is Read, ReadCached and ReadCPU: one call, its reading by value.
-func (h *Handle) read(op string, how C.int, cpu C.int) (Count, error) {
+// reading is the read calls': one call, its reading by value.
+func (h *Handle) reading(op string, how C.int, cpu C.int) (C.struct_shpmu_go_reading, error) {
 	c := h.ctx
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.pmu == nil || h.closed.Load() {
-		return Count{}, errClosed(op)
+		return C.struct_shpmu_go_reading{}, errClosed(op)
 	}
 	r := C.shpmu_go_read(c.pmu, h.id, how, cpu)
 	if r.rc < 0 {
-		return Count{}, h.fail(op, r.rc)
+		return C.struct_shpmu_go_reading{}, h.fail(op, r.rc)
+	}
+	return r, nil
+}
+
+// read is Read, ReadCached, ReadCPU and ReadUnattributed: their count.
+func (h *Handle) read(op string, how C.int, cpu C.int) (Count, error) {
+	r, err := h.reading(op, how, cpu)
+	if err != nil {
+		return Count{}, err
 	}
 	return countFromC(&r.count), nil
 }
@@ -91,6 +100,37 @@ func (h *Handle) Read() (Count, error) {
 // counted by classic perf events: Read it).
 func (h *Handle) ReadCached() (Count, error) {
 	return h.read("read cached", C.SHPMU_GO_READ_CACHED, 0)
+}
+
+// ReadBound reads the handle as Read does, with how far below the truth
+// its Value may be: the bound, in Value's units (not scaled). Classic perf
+// events and CPU targets count exactly: their bound is 0. Where the BPF
+// backend counts the handle, a kernel that switches tasks without running
+// its program leaves what the backend cannot prove whose unattributed,
+// never guessed (libshpmu(7), BACKENDS): Value then never exceeds the
+// truth, and falls short of it by at most the bound, what went
+// unattributed of the handle's event on its CPUs while it was enabled.
+// Errors: Read's.
+func (h *Handle) ReadBound() (Count, uint64, error) {
+	r, err := h.reading("read bound", C.SHPMU_GO_READ_BOUND, 0)
+	if err != nil {
+		return Count{}, 0, err
+	}
+	return countFromC(&r.count), uint64(r.bound), nil
+}
+
+// ReadUnattributed gives what the BPF backend could not attribute of the
+// handle's event on cpu (-1: every CPU), since it began counting that
+// event: the totals of every handle of the same event, with the times as
+// they accrued. Errors: EOPNOTSUPP (a handle counted by classic perf
+// events, which attribute everything), EINVAL (a CPU the backend does not
+// know).
+func (h *Handle) ReadUnattributed(cpu int) (Count, error) {
+	if cpu < -1 || cpu >= 1<<31 {
+		return Count{}, errInvalid("read unattributed", "no such CPU number")
+	}
+	return h.read("read unattributed", C.SHPMU_GO_READ_UNATTRIBUTED,
+		C.int(cpu))
 }
 
 // ReadCPU reads one CPU's share of the handle (-1 for a handle on one
