@@ -44,8 +44,9 @@ static pid_t sleeper_in(struct shpmu *pmu, const char *cgroup)
 	if (shpmu_cgroup_root(pmu, root, sizeof(root)) == 0) {
 		FILE *f;
 
-		snprintf(procs, sizeof(procs), "%s/shpmu-bench-%d/%s/cgroup.procs",
-			 root, getppid(), cgroup);
+		snprintf(procs, sizeof(procs),
+			 "%s/shpmu-bench-%d/%s/cgroup.procs", root, getppid(),
+			 cgroup);
 		f = fopen(procs, "w");
 		if (f) {
 			fprintf(f, "0\n");
@@ -115,7 +116,8 @@ void bench_unattributed(struct figure *unseen, struct figure *quiet,
 		return;
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		fds[cpu] = raw_open(PERF_COUNT_SW_CONTEXT_SWITCHES, -1, cpu, -1);
+		fds[cpu] =
+			raw_open(PERF_COUNT_SW_CONTEXT_SWITCHES, -1, cpu, -1);
 	h = open_cgroup(pmu, "ping", PERF_COUNT_SW_TASK_CLOCK);
 	if (h < 0 || open_cgroup(pmu, "pong", PERF_COUNT_SW_TASK_CLOCK) < 0 ||
 	    open_cgroup(pmu, "c0000", PERF_COUNT_SW_TASK_CLOCK) < 0)

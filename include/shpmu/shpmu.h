@@ -479,10 +479,12 @@ SHPMU_API int shpmu_read_bound(struct shpmu *pmu, int h,
  * @brief What the BPF backend left unattributed of a handle's event
  *        (0.4): see shpmu_read_bound().
  *
- * Totals since the program was loaded (in host scope, since the domain's
- * was), for every handle of the same event attr; value, time_enabled and
- * time_running as they accrued across the switches concerned. Brings the
- * CPUs up to now first.
+ * Totals since the backend began counting the handle's event attr (in
+ * host scope, the domain's), for every handle of that attr; value,
+ * time_enabled and time_running as they accrued across the switches
+ * concerned. As of each CPU's last settle, like shpmu_read_cached(): no
+ * CPU is brought up to now, so that an agent can read every CPU of every
+ * event after one batched read (shpmu_read_many()) brought them there.
  * @param cpu a CPU, or -1 for the sum over every CPU
  * @return 0, -EINVAL (out NULL, or a CPU the backend does not know),
  *         -EBADF, -EOPNOTSUPP (a handle counted by classic perf fds,

@@ -314,11 +314,11 @@ static int bpf_unattributed(struct shpmu *pmu, const struct kevent *ev, int cpu,
 	struct counter_prog *p = &bpf_of(ev)->counted.prog;
 	uint32_t e = event_of(ev);
 	struct counter_value v;
-	int err;
+	int err = 0;
 
+	(void)pmu;
 	if (cpu < -1 || cpu >= (int)p->nr_cpus)
 		return -EINVAL;
-	err = counter_prog_flush(pmu, p);
 	memset(out, 0, sizeof(*out));
 	for (int c = cpu < 0 ? 0 : cpu; !err && c < (int)p->nr_cpus; c++) {
 		err = counter_prog_unattributed(p, c, e, &v);

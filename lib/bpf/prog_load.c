@@ -176,9 +176,9 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 static int find_move_fn(struct shpmu *pmu, struct switch_counter *s)
 {
 	uint32_t retval;
-	int err = sys_bpf_prog_test_run(
-		pmu, bpf_program__fd(s->progs.find_move_fn), 0, 0, NULL, 0,
-		&retval);
+	int err = sys_bpf_prog_test_run(pmu,
+					bpf_program__fd(s->progs.find_move_fn),
+					0, 0, NULL, 0, &retval);
 
 	if (!err && !s->bss->move_ipi_fn)
 		pr_debug(pmu, "BPF switch counter: no remote_function in this "

@@ -67,7 +67,7 @@ struct backend_ops {
 				       uint32_t refs, int cpu, void *arg),
 			    void *arg);
 	/* What the backend could not attribute of ev's attr on cpu (-1:
-	 * every CPU) since it began, after bringing the CPUs up to now.
+	 * every CPU) since it began, as of each CPU's last settle.
 	 * NULL: it attributes everything. 0 or -errno (-EINVAL: a CPU it
 	 * does not know). */
 	int (*unattributed)(struct shpmu *pmu, const struct kevent *ev, int cpu,
