@@ -7,7 +7,7 @@
  * Per context switch the BPF backend costs less than classic cgroup
  * events from the first counted cgroup on, and neither cost moves with
  * the number of cgroups: shpmu-bench's ladder_classic_switch_overhead_N
- * and ladder_bpf_switch_overhead_N, 1.25-1.38 against 1.17-1.19 for N = 1
+ * and ladder_bpf_switch_overhead_N, 1.25-1.38 against 1.16-1.20 for N = 1
  * to 64 (switch_crossover_cgroups 1) on 2 vCPUs with no hardware PMU,
  * kernel 6.18. The kernel switches classic cgroup events only where the
  * cgroup changes, and then only those of the incoming cgroup, whatever
