@@ -92,6 +92,18 @@ void prog_cost_pair(struct prog_cost *c, int rep, const char *const *names,
 /* The medians: into f->ns_per_run and f's note. */
 void prog_cost_note(struct figure *f, const struct prog_cost *c);
 
+/* Where BPF starts to cost less than classic cgroup events: the switch
+ * overhead of 1, 2, 4 ... 64 counted cgroups by each, the number of them
+ * from which BPF's stays below classic's, the fds BPF holds of its own,
+ * and the number of cgroups from which BPF holds fewer fds (each
+ * crossover twice the ladder's top where BPF never goes below). */
+#define LADDER_RUNGS 7
+extern const int ladder[LADDER_RUNGS];
+enum crossover { CROSS_SWITCH, CROSS_OWN_FDS, CROSS_FDS, NCROSS };
+void bench_crossover(struct figure *const classic[LADDER_RUNGS],
+		     struct figure *const bpf[LADDER_RUNGS],
+		     struct figure *const crossovers[NCROSS]);
+
 /* The ping-pong's cgroups (base/ping, base/pong, base/c0000 ...
  * base/c0999), made under pmu's cgroup root; the ns per round trip; a
  * task-clock-like handle on base/name. */

@@ -30,7 +30,12 @@ KEYS = {"open_dup_speedup", "open_dup_vs_read", "read_overhead_ratio", "read_man
         "switches_unseen_per_1000", "unattributed_ms_per_cpu_s_quiet",
         "unattributed_ms_per_cpu_s_busy", "bound_share_busy",
         "process_fds_1000",
-        "bytes_per_task_target"}
+        "bytes_per_task_target", "switch_crossover_cgroups",
+        "bpf_backend_own_fds", "fd_crossover_cgroups"}
+# The crossover ladder (bench/crossover.c): the switch overhead of 1, 2, 4
+# ... 64 counted cgroups by each backend.
+KEYS |= {f"ladder_{b}_switch_overhead_{n}" for b in ("classic", "bpf")
+         for n in (1, 2, 4, 8, 16, 32, 64)}
 # The figures of a BPF program: the JSON has key_ns_per_run too.
 PER_RUN = {"bpf_cgroup_switch_overhead_200", "bpf_cgroup_switch_overhead_1000",
            "tax_uncounted_same_cgroup", "tax_counted_same_cgroup",

@@ -90,6 +90,67 @@ static struct row rows[] = {
 		 .what = "fds: 1000 cgroups x 8 events, BPF backend"},
 	 .goal = EQUALS,
 	 .target = 0},
+	{.fig = {.key = "ladder_classic_switch_overhead_1",
+		 .what = "ping-pong, 1 cgroup counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_2",
+		 .what = "ping-pong, 2 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_4",
+		 .what = "ping-pong, 4 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_8",
+		 .what = "ping-pong, 8 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_16",
+		 .what = "ping-pong, 16 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_32",
+		 .what = "ping-pong, 32 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_classic_switch_overhead_64",
+		 .what = "ping-pong, 64 cgroups counted by classic events / "
+			 "none"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_1",
+		 .what = "the same, 1 cgroup counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_2",
+		 .what = "the same, 2 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_4",
+		 .what = "the same, 4 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_8",
+		 .what = "the same, 8 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_16",
+		 .what = "the same, 16 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_32",
+		 .what = "the same, 32 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "ladder_bpf_switch_overhead_64",
+		 .what = "the same, 64 cgroups counted by BPF"},
+	 .goal = NONE},
+	{.fig = {.key = "switch_crossover_cgroups",
+		 .what = "counted cgroups from which BPF's switch overhead "
+			 "stays below classic's"},
+	 .goal = NONE},
+	{.fig = {.key = "bpf_backend_own_fds",
+		 .what = "fds the BPF backend holds beyond one perf event per "
+			 "CPU per attr"},
+	 .goal = NONE},
+	{.fig = {.key = "fd_crossover_cgroups",
+		 .what = "counted cgroups from which a BPF context holds fewer "
+			 "fds than a classic one"},
+	 .goal = NONE},
 	{.fig = {.key = "tax_uncounted_same_cgroup",
 		 .what = "ping-pong in one cgroup, 2 others counted by BPF / "
 			 "none"},
@@ -275,6 +336,21 @@ static void over_floor(struct figure *f, const struct figure *figure,
 	snprintf(f->note, sizeof(f->note), "floor %.3f", floor->median);
 }
 
+/* The ladder's rows, rung by rung (bench_crossover()). */
+static void ladder_rows(struct figure **classic, struct figure **bpf)
+{
+	char key[64];
+
+	for (int k = 0; k < LADDER_RUNGS; k++) {
+		snprintf(key, sizeof(key), "ladder_classic_switch_overhead_%d",
+			 ladder[k]);
+		classic[k] = fig(key);
+		snprintf(key, sizeof(key), "ladder_bpf_switch_overhead_%d",
+			 ladder[k]);
+		bpf[k] = fig(key);
+	}
+}
+
 static const char *verdict(const struct row *r)
 {
 	if (r->fig.skipped)
@@ -350,6 +426,11 @@ int main(int argc, char **argv)
 		[TAX_UNCOUNTED_SAME] = fig("tax_uncounted_same_cgroup"),
 		[TAX_COUNTED_SAME] = fig("tax_counted_same_cgroup"),
 		[TAX_UNCOUNTED_CROSS] = fig("tax_uncounted_cross_cgroup")};
+	struct figure *ladder_classic[LADDER_RUNGS], *ladder_bpf[LADDER_RUNGS];
+	struct figure *const crossovers[NCROSS] = {
+		[CROSS_SWITCH] = fig("switch_crossover_cgroups"),
+		[CROSS_OWN_FDS] = fig("bpf_backend_own_fds"),
+		[CROSS_FDS] = fig("fd_crossover_cgroups")};
 	struct rlimit rl;
 
 	if (argc > 1 && !json) {
@@ -368,6 +449,8 @@ int main(int argc, char **argv)
 	row_of("host_events_16_procs")->target = 8.0 * online_cpus();
 	row_of("process_fds_1000")->target = 4.0 * online_cpus();
 
+	ladder_rows(ladder_classic, ladder_bpf);
+
 	bench_open_dup(fig("open_dup_speedup"), fig("open_dup_vs_read"));
 	bench_read_overhead(fig("read_overhead_ratio"));
 	bench_read_many(fig("read_many_speedup"));
@@ -381,6 +464,7 @@ int main(int argc, char **argv)
 			    fig("bpf_cgroup_switch_overhead_200"),
 			    fig("bpf_cgroup_switch_overhead_1000"),
 			    fig("bpf_fds_1000_cgroups"), taxes);
+	bench_crossover(ladder_classic, ladder_bpf, crossovers);
 #ifdef HAVE_HOST_SCOPE
 	bench_host(fig("host_events_16_procs"), fig("local_events_16_procs"),
 		   fig("host_read_many_ratio"), fig("host_cached_read_ratio"),

@@ -7,11 +7,14 @@
 #include "backend_choice.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto_rule.h"
 #include "bpf/backend_bpf.h"
 #include "core/context.h"
+#include "core/cpus.h"
 #include "core/kevent.h"
 #include "core/log.h"
 #include "host/host.h"
@@ -21,14 +24,20 @@ struct backend_choice {
 	/* Guards state and bpf while it is made: taken before pmu->lock,
 	 * never inside it, since loading the program takes tens of ms. */
 	pthread_mutex_t lock;
-	/* How cgroup targets are counted: undecided until AUTO's first
-	 * cgroup open. bpf is the BPF backend while it is BPF. */
+	/* How cgroup targets are counted: undecided while AUTO counts
+	 * them classic below its crossover (auto_rule.h). bpf is the BPF
+	 * backend while it is BPF. */
 	enum cgroup_counting {
 		CGROUPS_UNDECIDED,
 		CGROUPS_BY_BPF,
 		CGROUPS_CLASSIC,
 	} counting;
 	struct backend *bpf;
+	/* AUTO's classic cgroup events (auto_classic) open now, and their
+	 * fds: under the context's create lock, as every open and close of
+	 * a kernel event. */
+	uint32_t classic_events;
+	uint64_t classic_fds;
 	char *domain, *bpffs_dir; /* host scope's */
 };
 
@@ -52,6 +61,54 @@ static bool bpf_counts(const struct shpmu *pmu, const struct share_key *key)
 		return false;
 	return kind != SHPMU_TARGET_CGROUP || pmu->cgroups.v2;
 }
+
+/* AUTO's classic cgroup events: classic events that keep count of
+ * themselves, so that its rule weighs what the context holds now. */
+static int auto_open(struct shpmu *pmu, struct kevent *ev, int cgroup_fd,
+		     struct backend_cost *cost)
+{
+	int err = backend_perf.ops->open(pmu, ev, cgroup_fd, cost);
+
+	if (!err) {
+		pmu->choice->classic_events++;
+		pmu->choice->classic_fds += ev->nfds;
+	}
+	return err;
+}
+
+static void auto_close(struct shpmu *pmu, struct kevent *ev,
+		       struct backend_cost *cost)
+{
+	backend_perf.ops->close(pmu, ev, cost);
+	pmu->choice->classic_events--;
+	pmu->choice->classic_fds -= ev->nfds;
+}
+
+static int auto_enable(struct shpmu *pmu, struct kevent *ev, bool on)
+{
+	return backend_perf.ops->enable(pmu, ev, on);
+}
+
+static int auto_revive(struct shpmu *pmu, struct kevent *ev)
+{
+	return backend_perf.ops->revive(pmu, ev);
+}
+
+static int auto_read(struct shpmu *pmu, const struct kevent *ev, uint32_t first,
+		     uint32_t n, bool fresh, uint64_t *vals)
+{
+	return backend_perf.ops->read(pmu, ev, first, n, fresh, vals);
+}
+
+static const struct backend_ops auto_classic_ops = {
+	.open = auto_open,
+	.close = auto_close,
+	.enable = auto_enable,
+	.revive = auto_revive,
+	.read = auto_read,
+};
+
+static struct backend auto_classic = {.ops = &auto_classic_ops};
 
 /* Decides (backend_lock held, or at shpmu_new) to count cgroups by BPF,
  * if its program loads. */
@@ -173,11 +230,53 @@ void backend_choice_fini(struct shpmu *pmu)
 	pmu->choice = NULL;
 }
 
-/* The backend that counts key, decided before its event is made: AUTO's
- * first cgroup open loads the program here (under the choice's lock: the
- * context lock is not held). */
+/* How many CPUs are online, for AUTO's rule; those of the event if they
+ * cannot be read (its rule then compares as if all were). */
+static uint32_t online_or(struct shpmu *pmu, uint32_t ncpus)
+{
+	int *cpus, n = cpus_online(pmu, &cpus);
+
+	if (n < 0)
+		return ncpus;
+	free(cpus);
+	return (uint32_t)n;
+}
+
+/* AUTO's backend for a new cgroup kernel event on ncpus CPUs (the
+ * choice's lock held): classic below the crossover, else the BPF
+ * program, loaded now, from this one on (auto_rule.h). */
+static struct backend *auto_cgroup_backend(struct shpmu *pmu, uint32_t ncpus)
+{
+	struct backend_choice *c = pmu->choice;
+	uint32_t online = online_or(pmu, ncpus);
+	uint32_t crossover = auto_crossover(online);
+
+	if (auto_stays_classic(c->classic_fds, ncpus, online)) {
+		pr_info(pmu,
+			"cgroups: counting with classic perf events (cgroup "
+			"event %" PRIu32 ", below the BPF crossover of %" PRIu32
+			" on %" PRIu32 " CPUs)",
+			c->classic_events + 1, crossover, online);
+		return &auto_classic;
+	}
+	if (load_bpf(pmu)) {
+		pr_info(pmu, "counting cgroups with classic cgroup events: the "
+			     "BPF backend cannot work here (see above)");
+		return &backend_perf;
+	}
+	pr_info(pmu,
+		"cgroups: counting with the BPF backend from now on (%" PRIu32
+		" classic cgroup events hold %" PRIu64 " fds: the BPF "
+		"crossover of %" PRIu32 " on %" PRIu32 " CPUs)",
+		c->classic_events, c->classic_fds, crossover, online);
+	return c->bpf;
+}
+
+/* The backend that counts key on ncpus CPUs, decided before its event is
+ * made: AUTO loads the program here at its crossover (under the choice's
+ * lock: the context lock is not held). */
 static struct backend *backend_for(struct shpmu *pmu,
-				   const struct share_key *key)
+				   const struct share_key *key, uint32_t ncpus)
 {
 	struct backend_choice *c = pmu->choice;
 	struct backend *b = &backend_perf;
@@ -187,11 +286,9 @@ static struct backend *backend_for(struct shpmu *pmu,
 	pthread_mutex_lock(&c->lock);
 	/* A task alone is cheaper as a classic task event: it is counted
 	 * by the program only where the program runs anyway. */
-	if (c->counting == CGROUPS_UNDECIDED && !target_is_task(&key->target) &&
-	    load_bpf(pmu))
-		pr_info(pmu, "counting cgroups with classic cgroup events: the "
-			     "BPF backend cannot work here (see above)");
-	if (c->counting == CGROUPS_BY_BPF)
+	if (c->counting == CGROUPS_UNDECIDED && !target_is_task(&key->target))
+		b = auto_cgroup_backend(pmu, ncpus);
+	else if (c->counting == CGROUPS_BY_BPF)
 		b = c->bpf;
 	pthread_mutex_unlock(&c->lock);
 	return b;
@@ -201,12 +298,13 @@ int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 		      uint64_t hash, const int *cpus, uint32_t ncpus,
 		      int cgroup_fd, struct kevent **out)
 {
-	struct backend *b = backend_for(pmu, key);
+	struct backend *b = backend_for(pmu, key, ncpus);
+	bool classic = b == &backend_perf || b == &auto_classic;
 	int err;
 
 	err = kevent_new(pmu, b, key, hash, cpus, ncpus, cgroup_fd, out);
 	/* Out of room: AUTO counts this one the classic way. */
-	if (err == -ENOSPC && b != &backend_perf &&
+	if (err == -ENOSPC && !classic &&
 	    pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO) {
 		pr_info(pmu, "counting this target with classic events "
 			     "instead");

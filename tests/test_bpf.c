@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The BPF cgroup backend against classic cgroup events, on real cgroups. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "auto_rule.h"
 #include "backend_choice.h"
 #include "bpf/backend_bpf.h"
 #include "cgroup_helpers.h"
@@ -23,14 +28,48 @@ static void setup(void)
 	cg_setup(classic);
 }
 
-/* Every test but the fallback one needs the backend itself. */
-static void need_bpf(void)
+static void need_bpf_built(void)
 {
 #ifndef HAVE_BPF
 	cr_skip_test("libshpmu was built without the BPF backend (no clang, "
 		     "bpftool, libbpf or kernel BTF, or -Dbpf=disabled)");
 #endif
+}
+
+/* Every test but the fallback one needs the backend itself. */
+static void need_bpf(void)
+{
+	need_bpf_built();
 	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+}
+
+/* Counts n more cgroups of its own making in p (task-clock), without
+ * cg_make(), whose buffers the caller's paths may be. */
+static void count_fillers(struct shpmu *p, uint32_t n)
+{
+	static uint32_t made;
+	char path[PATH_MAX];
+
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/filler%u", cg_base(), made++);
+		cr_assert_eq(mkdir(path, 0755), 0, "mkdir %s: %s", path,
+			     strerror(errno));
+		cg_open(p, PERF_COUNT_SW_TASK_CLOCK, path);
+	}
+}
+
+/* AUTO counts cgroups classic below its crossover (auto_rule.h): as
+ * many cgroups as it counts that way, counted in p, so that its next
+ * cgroup event is the crossover. */
+static void auto_up_to_crossover(struct shpmu *p)
+{
+	uint32_t below = auto_crossover((uint32_t)online_cpus()) - 1;
+	struct shpmu_stats st;
+
+	count_fillers(p, below);
+	shpmu_get_stats(p, &st);
+	cr_assert_eq(st.kernel_fds, (uint64_t)below * online_cpus(),
+		     "AUTO below its crossover: classic events (%s)", last_log);
 }
 
 static void teardown(void)
@@ -408,8 +447,8 @@ Test(bpf, counted_ancestors_change_and_exceed_the_cache)
 }
 
 /* A context with room for 4 cgroups: the 5th is -ENOSPC with BPF and
- * counted the classic way with AUTO; freed slots serve new cgroups, which
- * see only their own work. */
+ * counted the classic way with AUTO past its crossover; freed slots serve
+ * new cgroups, which see only their own work. */
 Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 {
 	need_bpf();
@@ -420,10 +459,10 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	struct shpmu *small, *autos;
 	struct shpmu_stats st;
 	int h[6], attempt = 0;
-	uint64_t cpu, counted[6], before[6], opened, twin_clock;
+	uint64_t cpu, counted[6], before[6], opened, twin_clock, below_fds;
 	char name[16];
 
-	/* (AUTO makes its backend at its first cgroup open.) */
+	/* (AUTO makes its backend at its crossover.) */
 	shpmu__bpf_max_slots = 4;
 	small = shpmu_new(&want_bpf);
 	autos = shpmu_new(&automatic);
@@ -469,12 +508,16 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	cr_expect_eq(counted[0] + counted[2] + counted[3], 0,
 		     "other slots counted cgroup 4's work");
 
-	/* AUTO: the 5th cgroup costs one classic event per CPU. */
+	/* AUTO past its crossover: the 5th cgroup by BPF costs one classic
+	 * event per CPU. */
+	auto_up_to_crossover(autos);
+	shpmu_get_stats(autos, &st);
+	below_fds = st.kernel_fds;
 	for (int i = 0; i < 5; i++)
 		h[i] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
 	shpmu__bpf_max_slots = 0;
 	shpmu_get_stats(autos, &st);
-	cr_expect_eq(st.kernel_fds, 2 * (uint64_t)online_cpus(),
+	cr_expect_eq(st.kernel_fds - below_fds, 2 * (uint64_t)online_cpus(),
 		     "one BPF-shared event and one classic cgroup event");
 	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
 	struct cg_child w = cg_spawn(paths[4], 30000000, 5);
@@ -492,6 +535,88 @@ Test(bpf, full_backends_reuse_slots_and_auto_falls_back)
 	cg_expect_covers(counted[4], cpu, "classic fallback task-clock");
 	cg_reap(&w);
 	shpmu_free(small);
+	shpmu_free(autos);
+}
+
+/* The kernel fds of p. */
+static uint64_t kernel_fds(struct shpmu *p)
+{
+	struct shpmu_stats st;
+
+	shpmu_get_stats(p, &st);
+	return st.kernel_fds;
+}
+
+/* AUTO counts its first cgroups with classic events, one per CPU each,
+ * and from its crossover on with BPF, one perf event per CPU for all of
+ * them: both kinds count their cgroup's work as the kernel's own cgroup
+ * event (the twin) does. Once loaded, BPF counts every new cgroup, even
+ * after classic ones close. */
+Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
+{
+	need_bpf_built();
+	uint32_t ncpus = (uint32_t)online_cpus();
+	uint32_t crossover = auto_crossover(ncpus);
+	struct shpmu *autos = cg_context(SHPMU_CGROUP_BACKEND_AUTO);
+	char first[PATH_MAX], last[PATH_MAX];
+	uint64_t fds, base[2], counted[2], twin_clock[2], cpu[2], opened;
+	int h[2], attempt = 0;
+
+	snprintf(first, sizeof(first), "%s", cg_make("first"));
+	snprintf(last, sizeof(last), "%s", cg_make("last"));
+
+	h[0] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, first);
+	cr_expect(strstr(last_log, "classic perf events") &&
+			  strstr(last_log, "below the BPF crossover"),
+		  "log: %s", last_log);
+	cr_expect_eq(kernel_fds(autos), ncpus, "one classic event per CPU");
+	/* (first is the first of them.) */
+	count_fillers(autos, crossover - 2);
+	fds = kernel_fds(autos);
+	cr_expect_eq(fds, (uint64_t)(crossover - 1) * ncpus,
+		     "classic below the crossover of %u", crossover);
+	h[1] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, last);
+	cr_expect(strstr(last_log, "BPF backend from now on"), "log: %s",
+		  last_log);
+	cr_expect_eq(kernel_fds(autos), fds + ncpus,
+		     "BPF at the crossover: one perf event per CPU");
+
+	do {
+		opened = cg_window_open(autos);
+		struct cg_child w[2] = {cg_spawn(first, 30000000, 5),
+					cg_spawn(last, 30000000, 5)};
+		struct cg_twin twin[2];
+
+		for (int i = 0; i < 2; i++) {
+			base[i] = cg_read(autos, h[i]).value;
+			twin[i] = cg_twin_open(i ? last : first,
+					       PERF_COUNT_SW_TASK_CLOCK);
+		}
+		for (int i = 0; i < 2; i++)
+			cg_go(&w[i]);
+		for (int i = 0; i < 2; i++)
+			cpu[i] = cg_finish(&w[i]);
+		for (int i = 0; i < 2; i++) {
+			counted[i] = cg_read(autos, h[i]).value - base[i];
+			twin_clock[i] = cg_twin_read(&twin[i]);
+			cg_twin_close(&twin[i]);
+			cg_reap(&w[i]);
+		}
+	} while (cg_window_tainted(autos, opened, attempt++));
+	/* (The tolerances: see CG_CLASSIC_TWIN_PCT, CG_BPF_SHORT_TWIN_PCT.) */
+	cg_expect_twin(counted[0], twin_clock[0], CG_CLASSIC_TWIN_PCT,
+		       "AUTO's classic cgroup against its twin");
+	cg_expect_covers(counted[0], cpu[0], "AUTO's classic cgroup");
+	cg_expect_twin(counted[1], twin_clock[1], CG_BPF_SHORT_TWIN_PCT,
+		       "AUTO's BPF-counted cgroup against its twin");
+	cg_expect_covers(twin_clock[1], cpu[1], "AUTO's BPF-counted cgroup");
+
+	/* Below the crossover again, but the program runs anyway: a new
+	 * cgroup costs no fd. */
+	cr_assert_eq(shpmu_close(autos, h[0]), 0);
+	fds = kernel_fds(autos);
+	cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, cg_make("after"));
+	cr_expect_eq(kernel_fds(autos), fds, "BPF after the crossover");
 	shpmu_free(autos);
 }
 
@@ -740,7 +865,7 @@ Test(bpf, reads_race_with_opens_and_closes)
 }
 
 /* Without the privileges to load BPF, asking for it fails clearly; AUTO
- * falls back to classic events and says why. */
+ * falls back to classic events at its crossover and says why. */
 Test(bpf, where_bpf_cannot_work_bpf_fails_and_auto_falls_back)
 {
 	SHPMU_OPTS(want_bpf, .cgroup_backend = SHPMU_CGROUP_BACKEND_BPF,
@@ -757,12 +882,16 @@ Test(bpf, where_bpf_cannot_work_bpf_fails_and_auto_falls_back)
 	cr_expect(strstr(last_log, "BPF"), "log: %s", last_log);
 	p = shpmu_new(&automatic);
 	cr_assert(p);
+	auto_up_to_crossover(p);
 	log_count = 0;
 	int h = cg_open(p, PERF_COUNT_SW_TASK_CLOCK, cg_make("fallback"));
 	cr_expect_geq(h, 0);
-	cr_expect(strstr(last_log, "classic"), "log: %s", last_log);
+	cr_expect(strstr(last_log, "classic") &&
+			  strstr(last_log, "cannot work here"),
+		  "log: %s", last_log);
 	shpmu_get_stats(p, &st);
-	cr_expect_eq(st.kernel_fds, (uint64_t)online_cpus(),
+	cr_expect_eq(st.kernel_fds,
+		     (uint64_t)auto_crossover(online_cpus()) * online_cpus(),
 		     "classic: one cgroup event per CPU");
 	shpmu_free(p);
 }

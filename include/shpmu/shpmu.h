@@ -75,9 +75,20 @@ enum shpmu_flags {
  * way. A read of a BPF-counted cgroup first brings each CPU's running
  * delta up to date, one interrupt per CPU; shpmu_read_many() does that
  * once per batch.
+ *
+ * AUTO (process scope) counts a context's first cgroup events the classic
+ * way, exact and with no program running at every switch of the machine,
+ * up to its crossover: the new cgroup event with which the classic ones
+ * would hold more fds than the BPF backend holds for one attr (its
+ * program's and maps' 20, and one per CPU): the 12th on 2 CPUs, the 2nd
+ * from 21 CPUs on. There it loads the program, which counts that cgroup
+ * event and every later one; where BPF cannot work, classic events count
+ * them. Events counted the classic way stay so until closed. In host
+ * scope the domain's program counts cgroup2 cgroups from the first.
  */
 enum shpmu_cgroup_backend {
-	SHPMU_CGROUP_BACKEND_AUTO = 0, /**< BPF where it works, else PERF */
+	/** Classic events below a crossover in fds, BPF from it on */
+	SHPMU_CGROUP_BACKEND_AUTO = 0,
 	SHPMU_CGROUP_BACKEND_PERF =
 		1, /**< one cgroup event per cgroup per CPU */
 	SHPMU_CGROUP_BACKEND_BPF = 2, /**< one event per CPU for all cgroups */

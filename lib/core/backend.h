@@ -86,8 +86,9 @@ struct backend {
  * it and lib/backend_choice.c, which knows every backend, implements it:
  * the classic one, except for cgroup targets of one counting attr, which
  * opts.cgroup_backend sends to BPF (loaded at shpmu_new), to classic
- * events, or (AUTO) to BPF where it can work, loaded at the first cgroup
- * open outside the context lock. In host scope the context joins its
+ * events, or (AUTO) to classic events below a crossover in fds and to BPF
+ * where it can work from there on, loaded at the crossover's open outside
+ * the context lock (lib/auto_rule.h). In host scope the context joins its
  * domain at shpmu_new and the domain's BPF backend counts cgroup2 and CPU
  * targets of one counting attr. */
 struct shpmu_opts;
@@ -105,8 +106,8 @@ void backend_choice_fini(struct shpmu *pmu);
 struct backend *backend_shared(struct shpmu *pmu);
 
 /* Makes key's kernel event on cpus with the backend that counts it (the
- * context's create lock held): see kevent_new(). AUTO's first cgroup open
- * loads the BPF program here. 0 or -errno, logged. */
+ * context's create lock held): see kevent_new(). AUTO's crossover loads
+ * the BPF program here. 0 or -errno, logged. */
 int backend_new_event(struct shpmu *pmu, const struct share_key *key,
 		      uint64_t hash, const int *cpus, uint32_t ncpus,
 		      int cgroup_fd, struct kevent **out);

@@ -9,9 +9,10 @@
  *   pmu->create_lock    making and freeing kernel events: a backend's
  *                       open and close, which may load the BPF program,
  *                       flush every CPU, or in host scope wait for the
- *                       domain's lock. Opens that share an event, and
- *                       closes of all but the last handle on one, do not
- *                       take it.
+ *                       domain's lock; and AUTO's count of its classic
+ *                       cgroup events (lib/backend_choice.c). Opens that
+ *                       share an event, and closes of all but the last
+ *                       handle on one, do not take it.
  *   the choice's lock   whether AUTO has tried the BPF backend, and
  *                       that backend while it is made
  *                       (lib/backend_choice.c).

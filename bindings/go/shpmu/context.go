@@ -23,8 +23,10 @@ import (
 type Backend int
 
 const (
-	// BackendAuto counts cgroups with BPF where it works, else with
-	// classic perf events.
+	// BackendAuto counts a context's first cgroups with classic perf
+	// events and the rest with BPF where it works, from the cgroup
+	// event at which the classic ones would hold more fds than BPF (the
+	// 12th on 2 CPUs; libshpmu(7), BACKENDS).
 	BackendAuto Backend = C.SHPMU_CGROUP_BACKEND_AUTO
 	// BackendPerf opens one classic cgroup event per cgroup per CPU.
 	BackendPerf Backend = C.SHPMU_CGROUP_BACKEND_PERF
@@ -56,8 +58,8 @@ const (
 )
 
 // Options configure a Context. The zero value (or a nil *Options) is the
-// library's default: process scope, cgroups by BPF where it works,
-// sharing on, quiet.
+// library's default: process scope, cgroups by AUTO (classic, then BPF
+// where it works), sharing on, quiet.
 type Options struct {
 	// NoSharing gives every open its own kernel event (a baseline).
 	NoSharing bool
