@@ -131,13 +131,28 @@ static int open_cpus(struct exporter *x)
 
 int exporter_init(struct exporter *x, const struct options *o)
 {
+	/* Per cgroup it counts hundreds of cgroup events, far past AUTO's
+	 * crossover to BPF: all of them through BPF from the first, not the
+	 * first few classic for good. Where BPF cannot work, AUTO. */
 	SHPMU_OPTS(opts, .log = log_to_stderr, .log_arg = x, .scope = o->scope,
-		   .domain = o->domain, .bpffs_dir = o->bpffs_dir);
+		   .domain = o->domain, .bpffs_dir = o->bpffs_dir,
+		   .cgroup_backend =
+			   o->per_cgroup && o->scope == SHPMU_SCOPE_PROCESS
+				   ? SHPMU_CGROUP_BACKEND_BPF
+				   : SHPMU_CGROUP_BACKEND_AUTO);
 	int err;
 
 	*x = (struct exporter){.opts = o};
 	pthread_mutex_init(&x->lock, NULL);
 	x->pmu = shpmu_new(&opts);
+	if (!x->pmu && errno == EOPNOTSUPP &&
+	    opts.cgroup_backend == SHPMU_CGROUP_BACKEND_BPF) {
+		say("the BPF backend cannot work here (see above): cgroups are "
+		    "counted with classic perf events up to the crossover "
+		    "libshpmu(7) describes");
+		opts.cgroup_backend = SHPMU_CGROUP_BACKEND_AUTO;
+		x->pmu = shpmu_new(&opts);
+	}
 	if (!x->pmu) {
 		err = -errno;
 		say("shpmu_new: %s", strerror(errno));
