@@ -73,6 +73,15 @@ ACC_INLINE int set_listed(const struct counted_set *s)
 	return s->nslots <= CACHED_SLOTS;
 }
 
+/* Whether set s can be credited whole where the task on the CPU is in
+ * cgroup leaf: a set too big to list is credited by walking that
+ * cgroup's ancestors, which are s's only while the task stays in the
+ * cgroup s was walked for (moved since, it has another's). */
+ACC_INLINE int set_walkable(const struct counted_set *s, __u64 leaf)
+{
+	return set_listed(s) || s->leaf == leaf;
+}
+
 ACC_INLINE int set_has_slot(const struct counted_set *s, __u32 slot)
 {
 	for (__u32 i = 0; i < CACHED_SLOTS && i < s->nslots; i++)

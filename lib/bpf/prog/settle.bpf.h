@@ -61,21 +61,30 @@ static __always_inline bool read_switches(__u32 cpu, __u64 *out)
 }
 
 /* Credits delta to every slot and target of set (the CPU's task's, which
- * walks its cgroup when the set holds too many to list). */
-static __always_inline void credit_all(const struct counted_set *set,
+ * walks its cgroup when the set holds too many to list). False, crediting
+ * nothing, where that walk would not find set's slots: the task moved
+ * since the set was walked (a move check settles what it ran before). */
+static __always_inline bool credit_all(const struct counted_set *set,
 				       const struct slot_totals *delta)
 {
+	struct cgroup *cgrp = NULL;
 	__u32 n = set->nslots;
 
+	if (!set_listed(set)) {
+		/* Read once: the cgroup checked is the cgroup walked. */
+		cgrp = bpf_get_current_task_btf()->cgroups->dfl_cgrp;
+		if (!set_walkable(set, cgrp->kn->id))
+			return false;
+	}
 	for (__u32 i = 0; i < TT_N; i++)
 		add_task_delta(set->targets[i], delta);
-	if (n > CACHED_SLOTS) {
-		walk_cgroup(bpf_get_current_task_btf()->cgroups->dfl_cgrp,
-			    delta, CACHED_LEAVES);
-		return;
+	if (cgrp) {
+		walk_cgroup(cgrp, delta, CACHED_LEAVES);
+		return true;
 	}
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
 		add_delta(set->slots[i], delta);
+	return true;
 }
 
 /* Credits delta to the slots and targets a and c both have (both listed):
@@ -156,10 +165,16 @@ __noinline int credit(struct cpu_state *st, struct cpu_view *view,
 	read = take_deltas(switches, cgroup_switches, view, &delta);
 	if (!read)
 		return 0;
-	if (plan == PLAN_ALL || plan == PLAN_COMMON)
-		credit_all(&st->now, &delta);
-	else if (plan == PLAN_SHARED)
+	if ((plan == PLAN_ALL || plan == PLAN_COMMON) &&
+	    !credit_all(&st->now, &delta)) {
+		/* A set too big to list whose task moved: the slots it
+		 * lists (its top counted ancestors) and its targets are
+		 * still its own, the rest cannot be found. */
+		plan = PLAN_SHARED;
+		credit_shared(&st->now, &st->now, &delta);
+	} else if (plan == PLAN_SHARED) {
 		credit_shared(&st->now, &st->here, &delta);
+	}
 	if (plan == PLAN_SHARED || plan == PLAN_NONE) {
 		unattribute(view, &delta, read);
 		__sync_fetch_and_add(&unattributed_settles, 1);
