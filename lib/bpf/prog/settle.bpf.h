@@ -160,6 +160,12 @@ __noinline int credit(struct cpu_state *st, struct cpu_view *view,
 		if (plan != PLAN_NONE && st->now.leaf == st->here.leaf)
 			cgroup_switches--;
 	}
+	/* More hidden: the task seen last may have left, been moved
+	 * asleep and come back, and the switches seen since were told
+	 * from the cgroup it had (st->now.leaf). Any switch may have
+	 * changed cgroups: the unattributed count says so. */
+	if (in->hidden > 1)
+		cgroup_switches = switches;
 	st->pending_switches = 0;
 	st->pending_cgroup_switches = 0;
 	read = take_deltas(switches, cgroup_switches, view, &delta);
