@@ -138,14 +138,52 @@ int on_tick(__u64 *ctx)
 	return on_check_point(0, 1);
 }
 
+/* What remote_function calls to move a task: resolved at load from
+ * kallsyms (0 where it cannot be read, or the kernel has none). A symbol
+ * of the program, not a global: the domain's shared globals stay as they
+ * are. */
+extern const void __perf_cgroup_move __ksym __weak;
+
+/*
+ * Whether a function call from another CPU (fn, csd) may be perf moving
+ * the task running here: remote_function() (task_function_call()) calling
+ * __perf_cgroup_move for this very task. Any other moves no task here,
+ * and a check for a move is a plain one (a move check that finds a hidden
+ * switch takes the task found for moved, and its interval unattributed).
+ * Perf alone calls remote_function hundreds to thousands of times a
+ * second a CPU on a busy machine, for events' enables, disables and
+ * reads. A local call has no csd to look into: it may be a move. Where
+ * the functions were not found, any call may be.
+ */
+static __always_inline int may_move_current(__u64 fn, __u64 csd)
+{
+	struct remote_function_call *tfc;
+	struct __call_single_data *call;
+	__u32 type;
+
+	if (!move_ipi_fn)
+		return 1;
+	if (fn != move_ipi_fn)
+		return 0;
+	if (!csd || !&__perf_cgroup_move ||
+	    !bpf_core_type_exists(struct remote_function_call))
+		return 1;
+	type = bpf_core_type_id_kernel(struct __call_single_data);
+	call = bpf_rdonly_cast((void *)csd, type);
+	type = bpf_core_type_id_kernel(struct remote_function_call);
+	tfc = bpf_rdonly_cast(call->info, type);
+	return (__u64)tfc->func == (__u64)&__perf_cgroup_move &&
+	       (__u64)tfc->p == bpf_get_current_task();
+}
+
 /* Perf's cgroup controller calls a function on a moved task's CPU, where
  * the task runs (an IPI; a local call when it moves itself). Other
- * functions called there (a flush's test-run, a TLB shootdown) move no
- * task: they are checks like a tick's. */
+ * functions called there (a flush's test-run, a TLB shootdown, perf's
+ * other calls) move no task: they are checks like a tick's. */
 SEC("raw_tp/csd_function_entry")
 int on_ipi(__u64 *ctx)
 {
-	return on_check_point(!move_ipi_fn || ctx[0] == move_ipi_fn, 0);
+	return on_check_point(may_move_current(ctx[0], ctx[1]), 0);
 }
 
 /* Run once at load (a test-run): where the function of a move's IPI is. */
