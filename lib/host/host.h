@@ -7,6 +7,8 @@
  *   <bpffs dir>/layout-N/              mode 01777 when made here
  *   <bpffs dir>/layout-N/<domain>/     mode 0700, its maker's uid
  *       prog, link_switch, link_move   the counter program, attached
+ *       link_fork, link_tick           (link_tick where the kernel has
+ *                                      hrtimer_expire_entry)
  *       map_events, map_slots, map_bss, map_views, map_totals
  *                                      its maps (bpf/prog/state.bpf.h)
  *       map_books                      the books (books.h), mmapable

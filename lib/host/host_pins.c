@@ -38,7 +38,11 @@ static const char *const map_names[] = {
 };
 static const char *const link_names[] = {"link_switch", "link_move",
 					 "link_fork"};
-#define N_LINKS	  (sizeof(link_names) / sizeof(link_names[0]))
+#define N_LINKS (sizeof(link_names) / sizeof(link_names[0]))
+/* The tick check's link (on_tick), where the kernel has its tracepoint:
+ * pinned so that it stays attached when its maker leaves. No member reads
+ * it (nor checks it). */
+#define TICK_PIN  "link_tick"
 #define BOOKS_PIN "map_books"
 #define REFS_PIN  "map_refs"
 
@@ -80,6 +84,8 @@ static int pin_program(struct shpmu *pmu, const struct host *h,
 	if (!err)
 		err = pin(pmu, h, bpf_link__fd(s->links.on_fork),
 			  link_names[2]);
+	if (!err && s->links.on_tick)
+		err = pin(pmu, h, bpf_link__fd(s->links.on_tick), TICK_PIN);
 	/* The pins hold the links now: closing ours (destroying the
 	 * skeleton) detaches nothing. */
 	return err;
@@ -417,6 +423,7 @@ int pins_remove(struct host *h)
 	unpin(h, REFS_PIN, &err);
 	for (size_t i = 0; i < N_LINKS; i++)
 		unpin(h, link_names[i], &err);
+	unpin(h, TICK_PIN, &err);
 	for (size_t i = 0; i < N_PROG_FDS; i++)
 		unpin(h, map_names[i], &err);
 	return err;
