@@ -5,17 +5,31 @@
  * shpmu__bpf_skip_every, fixed when a context loads its program) skip the
  * program's runs as a kernel that hides switches does. The program must
  * count each such switch, credit nothing it cannot prove, and report a
- * bound that covers what it did not credit.
+ * bound that covers what it did not credit: every handle here is held to
+ * its twin from both sides, never above it and below it by no more than
+ * its bound. Where the switches hidden are between tasks of one counted
+ * set, the count is exact (the ping-pong); the switches unseen are the
+ * switches skipped (every k-th); task and process targets, host scope and
+ * shpmu_read_unattributed() each have theirs. The arithmetic itself has
+ * its property test (tests/unit/test_hidden.c).
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend_choice.h"
 #include "bpf/counter_prog.h"
 #include "cgroup_helpers.h"
 #include "helpers.h"
+#ifdef HAVE_BPF
+#include "bpffs_mount.h"
+#endif
 
 static struct shpmu *bpf, *classic;
 
@@ -196,4 +210,760 @@ Test(hidden, a_hidden_worker_is_within_its_bound)
 	cr_expect_geq(b.value + bound + twin / 100, twin,
 		      "the bound does not cover what was missed");
 	cg_twin_close(&t);
+}
+
+/* ---- What can be proved: hidden switches between tasks of one set ---- */
+
+/* In a forked child: moves this process to cgroup abs and pins it to
+ * cpu, or exits (no Criterion assertion outside the test's process). */
+static void child_enter(const char *abs, int cpu)
+{
+	char procs[PATH_MAX + 16];
+	cpu_set_t set;
+	int fd;
+
+	die_with_parent();
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
+	fd = open(procs, O_WRONLY);
+	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
+		_exit(2);
+	close(fd);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(2);
+}
+
+/*
+ * Two processes in one cgroup, pinned to one CPU at SCHED_FIFO, that pass
+ * a byte back and forth rounds times once let go: a sends, b answers.
+ * Each blocks on its read until the other writes, so each round switches
+ * a out and b out at least once on that CPU; at FIFO priority the CPU
+ * goes from one straight to the other (no ordinary task is picked while
+ * either can run, nor preempts them). Both report ready and done on one
+ * pipe and park (blocked) on go until pp_reap() closes it.
+ */
+struct pingpong {
+	pid_t a, b;
+	int go, done; /* the test's ends */
+};
+
+static void pp_child(const char *abs, int cpu, int rounds, bool first, int in,
+		     int out, int go, int done)
+{
+	struct sched_param fifo = {.sched_priority = 1};
+	char byte = 'p';
+
+	child_enter(abs, cpu);
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo))
+		_exit(2);
+	if (write(done, "r", 1) != 1 || (first && read(go, &byte, 1) != 1))
+		_exit(3);
+	for (int i = 0; i < rounds; i++)
+		if ((first && write(out, &byte, 1) != 1) ||
+		    read(in, &byte, 1) != 1 ||
+		    (!first && write(out, &byte, 1) != 1))
+			_exit(4);
+	/* a hands over to b once more as it parks, so that its last switch
+	 * out is to b as well (unless another task comes first); b parks
+	 * last. */
+	if ((first &&
+	     (write(done, "d", 1) != 1 || write(out, &byte, 1) != 1)) ||
+	    (!first && (read(in, &byte, 1) != 1 || write(done, "d", 1) != 1)))
+		_exit(4);
+	while (read(go, &byte, 1) > 0)
+		;
+	_exit(0);
+}
+
+static void read_bytes(int fd, int n, const char *what)
+{
+	char byte;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(read(fd, &byte, 1), 1, "%s", what);
+}
+
+static struct pingpong pp_spawn(const char *abs, int cpu, int rounds)
+{
+	int ab[2], ba[2], go[2], done[2];
+	struct pingpong p;
+
+	cr_assert(!pipe(ab) && !pipe(ba) && !pipe(go) && !pipe(done));
+	p.a = fork();
+	cr_assert_geq(p.a, 0);
+	if (!p.a) {
+		close(ab[0]);
+		close(ba[1]);
+		close(go[1]);
+		close(done[0]);
+		pp_child(abs, cpu, rounds, true, ba[0], ab[1], go[0], done[1]);
+	}
+	p.b = fork();
+	cr_assert_geq(p.b, 0);
+	if (!p.b) {
+		close(ab[1]);
+		close(ba[0]);
+		close(go[1]);
+		close(done[0]);
+		pp_child(abs, cpu, rounds, false, ab[0], ba[1], go[0], done[1]);
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	close(go[0]);
+	close(done[1]);
+	p.go = go[1];
+	p.done = done[0];
+	read_bytes(p.done, 2, "a ping-pong child did not start");
+	wait_until_blocked(p.a);
+	wait_until_blocked(p.b);
+	return p;
+}
+
+static void pp_go(struct pingpong *p)
+{
+	cr_assert_eq(write(p->go, "g", 1), 1);
+}
+
+/* Returns with both parked: a count read now holds all they ran. */
+static void pp_finish(struct pingpong *p)
+{
+	read_bytes(p->done, 2, "a ping-pong child did not finish");
+	wait_until_blocked(p->a);
+	wait_until_blocked(p->b);
+}
+
+static void pp_reap(struct pingpong *p)
+{
+	int status;
+
+	close(p->go);
+	close(p->done);
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = i ? p->b : p->a;
+
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "ping-pong child %d failed: %#x", (int)pid, status);
+	}
+}
+
+/* Rounds of the ping-pong: 2 switches and some us of each CPU's time a
+ * round, about 0.1 to 0.3 s in all. */
+#define PP_ROUNDS 20000
+
+/*
+ * The bound of the provable case, as a share of the twin. Each switch of
+ * a's that the program does not see is found at the next one it does see
+ * (b's, with the program taking a for the task leaving) or at the next
+ * tick: one hidden switch between the set a came with and the set of the
+ * task found there, b, which is the same (one cgroup). The whole interval
+ * is credited to it, exactly (PLAN_COMMON): nothing goes unattributed.
+ * The kernel's own hidden switches (this sandbox hides a few a second)
+ * leave nothing either where neither side is in the cgroup (two empty
+ * sets are equal). What is left: such a switch on the ping-pong's CPU
+ * between a or b and another task, or a leaving for a task other than b
+ * (a kernel thread above FIFO 1): up to a tick (4 ms at HZ=250) of what
+ * ran there each. Measured beside the stress suite: 0 in 19 windows of
+ * 20 (of 230 to 400 ms), 1.2% in one. A program that gave up at every
+ * hidden switch would leave all of the cgroup's time unattributed (bound
+ * = twin, count 0); one that took every call from another CPU for a
+ * possible move lost 6 to 21% of it beside stress, and one that took
+ * every call of perf's remote_function for one, 1.2 to 1.9%.
+ */
+#define PP_BOUND_PCT 3.0
+
+Test(hidden, one_cgroup_ping_pong_with_one_side_hidden_is_exact)
+{
+	const char *pp = cg_make("pp");
+	int cpu = online_cpus() - 1;
+	struct pingpong p = pp_spawn(pp, cpu, PP_ROUNDS);
+	struct shpmu_stats before, after;
+	struct shpmu_count b;
+	uint64_t bound, twin, unseen, v[3];
+	struct cg_twin t;
+	int h, a_switches;
+
+	shpmu__bpf_skip_tid = (uint32_t)p.a;
+	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+	h = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, pp);
+	t = cg_twin_open(pp, PERF_COUNT_SW_TASK_CLOCK);
+	a_switches = raw_open(PERF_COUNT_SW_CONTEXT_SWITCHES, p.a, -1);
+	raw_enable(a_switches);
+	cr_assert_eq(shpmu_get_stats(bpf, &before), 0);
+	pp_go(&p);
+	pp_finish(&p);
+	b = read_bound(bpf, h, &bound);
+	twin = cg_twin_read(&t);
+	cr_assert_eq(shpmu_get_stats(bpf, &after), 0);
+	raw_read(a_switches, v);
+	pp_reap(&p);
+	unseen = after.switches_unseen - before.switches_unseen;
+
+	cr_log_info("pp task-clock on cpu %d: counted %llu, bound %llu "
+		    "(%.3f%%), twin %llu; %llu unseen, a switched out %llu "
+		    "times",
+		    cpu, (unsigned long long)b.value, (unsigned long long)bound,
+		    twin ? 100.0 * (double)bound / (double)twin : 0,
+		    (unsigned long long)twin, (unsigned long long)unseen,
+		    (unsigned long long)v[0]);
+	/* Every round switches a out at least once, and every switch of
+	 * a's (its own raw count, over a window inside the stats') is
+	 * hidden: the flush of the read finds each. (Above it: the
+	 * kernel's own hidden switches.) */
+	cr_expect_geq(v[0], PP_ROUNDS);
+	cr_expect_geq(unseen, v[0], "a's switches out were not all found");
+	cg_expect_twin(b.value, twin, CG_BPF_TWIN_PCT, "pp task-clock");
+	cr_expect_leq((double)bound, (double)twin * PP_BOUND_PCT / 100,
+		      "bound %llu of %llu: hidden switches within one set "
+		      "were not credited",
+		      (unsigned long long)bound, (unsigned long long)twin);
+	cg_twin_close(&t);
+	close(a_switches);
+}
+
+/* ---- Every k-th switch hidden, counted sets side by side ---- */
+
+/* Both contexts' CPUs settled (a flush of every CPU), then their
+ * statistics; the CPUs' raw switch counts read just before and just
+ * after, which bracket the moment. */
+struct edge {
+	uint64_t switches_before, switches_after;
+	struct shpmu_stats knobs, control;
+};
+
+static struct edge take_edge(const struct cpu_switches *sw,
+			     struct shpmu *control)
+{
+	struct edge e;
+
+	e.switches_before = cpu_switches_read(sw);
+	(void)shpmu__bpf_unattributed_settles(bpf);
+	(void)shpmu__bpf_unattributed_settles(control);
+	cr_assert_eq(shpmu_get_stats(bpf, &e.knobs), 0);
+	cr_assert_eq(shpmu_get_stats(control, &e.control), 0);
+	e.switches_after = cpu_switches_read(sw);
+	return e;
+}
+
+/* A BPF handle against its twin: never above it, and below it by no more
+ * than its bound, within CG_BPF_TWIN_PCT either way (the BPF backend reads
+ * its clock at the sched_switch tracepoint, the twin at perf's own
+ * switch: see cgroup_helpers.h). */
+static void expect_within_bound(uint64_t counted, uint64_t bound, uint64_t twin,
+				const char *what)
+{
+	double tol = CG_BPF_TWIN_PCT / 100 * (under_valgrind ? 10 : 1);
+
+	cr_log_info("%s: counted %llu, bound %llu, twin %llu (%+.3f%%, "
+		    "with the bound %+.3f%%)",
+		    what, (unsigned long long)counted,
+		    (unsigned long long)bound, (unsigned long long)twin,
+		    twin ? 100 * ((double)counted - (double)twin) / (double)twin
+			 : 0,
+		    twin ? 100 * ((double)(counted + bound) - (double)twin) /
+				    (double)twin
+			 : 0);
+	cr_expect_leq((double)counted, (double)twin * (1 + tol),
+		      "%s: counted %llu, above its twin's %llu", what,
+		      (unsigned long long)counted, (unsigned long long)twin);
+	cr_expect_geq((double)(counted + bound), (double)twin * (1 - tol),
+		      "%s: counted %llu + bound %llu, below its twin's %llu",
+		      what, (unsigned long long)counted,
+		      (unsigned long long)bound, (unsigned long long)twin);
+}
+
+#define SIBLING_NS     60000000ull
+#define SIBLING_SLEEPS 60
+
+/*
+ * Every k-th run of the program on each CPU skipped: two workers in two
+ * counted sibling cgroups, and the root, each handle against its twin
+ * within its bound.
+ *
+ * And the switches reported unseen against the CPUs' own switch counts.
+ * The kernel hides a few switches from every BPF program on its own (this
+ * sandbox's supervisor's): a second context's program without the knob
+ * (control) counts just those, N. Of the others, S - N over the window,
+ * the knob skips every k-th run on each CPU: (S - N) / k, give or take
+ * less than one a CPU for where each CPU's count of runs stood at the
+ * edges. S is bracketed by raw reads just before and after each edge's
+ * flushes; 2 more at each edge for a switch the kernel hides between the
+ * two programs' flushes. So U - N, the knob's, is exact to ncpus + 4.
+ */
+static void every_kth_hidden(uint32_t k)
+{
+	const char *s1 = cg_make("s1"), *s2 = cg_make("s2");
+	struct cg_child w1 = cg_spawn(s1, SIBLING_NS, SIBLING_SLEEPS);
+	struct cg_child w2 = cg_spawn(s2, SIBLING_NS, SIBLING_SLEEPS);
+	const char *paths[3] = {root_abs(), s1, s2},
+		   *names[3] = {"root", "s1", "s2"};
+	uint64_t bound[3], twin[3], knob, natural, lo, hi;
+	struct shpmu_count c[3];
+	struct cpu_switches sw;
+	/* (Raw events, not cg_twins: the root's time running may lag its
+	 * time enabled, which cg_twin_read() refuses.) */
+	int twin_fds[3][CG_TWIN_CPUS], ntwin[3];
+	struct shpmu *control;
+	struct edge e0, e1;
+	int h[3], slack;
+
+	shpmu__bpf_skip_every = k;
+	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+	shpmu__bpf_skip_every = 0;
+	control = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+	for (int i = 0; i < 3; i++)
+		h[i] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, paths[i]);
+	for (int i = 0; i < 3; i++)
+		ntwin[i] = cg_raw_open(paths[i], PERF_COUNT_SW_TASK_CLOCK,
+				       twin_fds[i], CG_TWIN_CPUS);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < ntwin[i]; j++)
+			raw_enable(twin_fds[i][j]);
+	sw = cpu_switches_open();
+	e0 = take_edge(&sw, control);
+	cg_go(&w1);
+	cg_go(&w2);
+	cg_finish(&w1);
+	cg_finish(&w2);
+	for (int i = 0; i < 3; i++)
+		c[i] = read_bound(bpf, h[i], &bound[i]);
+	for (int i = 0; i < 3; i++)
+		twin[i] = cg_raw_sum(twin_fds[i], ntwin[i]);
+	e1 = take_edge(&sw, control);
+	cg_reap(&w1);
+	cg_reap(&w2);
+
+	for (int i = 0; i < 3; i++)
+		expect_within_bound(c[i].value, bound[i], twin[i], names[i]);
+	cr_expect_gt(bound[0], 0, "one switch in %u hidden, nothing lost", k);
+	natural = e1.control.switches_unseen - e0.control.switches_unseen;
+	knob = e1.knobs.switches_unseen - e0.knobs.switches_unseen - natural;
+	slack = sw.n + 4;
+	lo = e1.switches_before - e0.switches_after - natural;
+	hi = e1.switches_after - e0.switches_before - natural;
+	cr_log_info("one switch in %u hidden: %llu unseen by the knob, %llu by "
+		    "the kernel; %llu to %llu switches",
+		    k, (unsigned long long)knob, (unsigned long long)natural,
+		    (unsigned long long)(lo + natural),
+		    (unsigned long long)(hi + natural));
+	cr_expect(knob + slack >= lo / k && knob <= hi / k + slack,
+		  "%llu switches unseen by the knob, not a %u-th of %llu to "
+		  "%llu (give or take %d)",
+		  (unsigned long long)knob, k, (unsigned long long)lo,
+		  (unsigned long long)hi, slack);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < ntwin[i]; j++)
+			close(twin_fds[i][j]);
+	cpu_switches_close(&sw);
+	shpmu_free(control);
+}
+
+Test(hidden, every_second_switch_hidden_with_siblings)
+{
+	every_kth_hidden(2);
+}
+
+Test(hidden, every_third_switch_hidden_with_siblings)
+{
+	every_kth_hidden(3);
+}
+
+/* ---- Task and process targets ---- */
+
+/*
+ * A process of two threads, main and other, each burning and sleeping
+ * once let go: a byte each on go. Each writes a byte on done when its
+ * work is over and parks on go until it closes; other sends its tid on
+ * done first.
+ */
+struct two_threads {
+	pid_t pid, other;
+	int go, done;
+};
+
+struct thread_args {
+	int go, done;
+};
+
+static void thread_work(const struct thread_args *a)
+{
+	char byte;
+
+	if (read(a->go, &byte, 1) != 1)
+		_exit(3);
+	burn_cpu_ns(SIBLING_NS);
+	sleep_switches(SIBLING_SLEEPS);
+	if (write(a->done, "d", 1) != 1)
+		_exit(4);
+	while (read(a->go, &byte, 1) > 0)
+		;
+}
+
+static void *other_thread(void *arg)
+{
+	const struct thread_args *a = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (write(a->done, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(3);
+	thread_work(a);
+	return NULL;
+}
+
+static struct two_threads two_threads_spawn(void)
+{
+	int go[2], done[2];
+	struct two_threads w;
+
+	cr_assert(!pipe(go) && !pipe(done));
+	w.pid = fork();
+	cr_assert_geq(w.pid, 0);
+	if (!w.pid) {
+		struct thread_args a = {go[0], done[1]};
+		pthread_t other;
+
+		die_with_parent();
+		close(go[1]);
+		close(done[0]);
+		if (pthread_create(&other, NULL, other_thread, &a))
+			_exit(2);
+		thread_work(&a);
+		pthread_join(other, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	w.go = go[1];
+	w.done = done[0];
+	cr_assert_eq(read(w.done, &w.other, sizeof(w.other)),
+		     (ssize_t)sizeof(w.other), "the worker did not start");
+	wait_until_blocked(w.pid);
+	wait_until_blocked(w.other);
+	return w;
+}
+
+static void two_threads_go(struct two_threads *w)
+{
+	cr_assert_eq(write(w->go, "gg", 2), 2);
+}
+
+static void two_threads_finish(struct two_threads *w)
+{
+	read_bytes(w->done, 2, "the worker's threads did not finish");
+	wait_until_blocked(w->pid);
+	wait_until_blocked(w->other);
+}
+
+static void two_threads_reap(struct two_threads *w)
+{
+	int status;
+
+	close(w->go);
+	close(w->done);
+	cr_assert_eq(waitpid(w->pid, &status, 0), w->pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the worker failed: %#x", status);
+}
+
+/* Raw task-clock and context-switches events on one thread: its twin. */
+struct thread_twin {
+	int clock, switches;
+};
+
+static struct thread_twin thread_twin_open(pid_t tid)
+{
+	struct thread_twin t = {
+		raw_open(PERF_COUNT_SW_TASK_CLOCK, tid, -1),
+		raw_open(PERF_COUNT_SW_CONTEXT_SWITCHES, tid, -1)};
+
+	raw_enable(t.clock);
+	raw_enable(t.switches);
+	return t;
+}
+
+static void thread_twin_read(struct thread_twin *t, uint64_t *clock,
+			     uint64_t *switches)
+{
+	uint64_t v[3];
+
+	raw_read(t->clock, v);
+	*clock = v[0];
+	raw_read(t->switches, v);
+	*switches = v[0];
+	close(t->clock);
+	close(t->switches);
+}
+
+/*
+ * How far the BPF backend's count of a task may be from a raw event on it
+ * (test_process.c has the measurements): the program reads the CPU's
+ * clock at the sched_switch tracepoint, perf switches the task's own
+ * event later in the switch, and the path between (perf's own work on
+ * every CPU and cgroup event included) goes to the task coming in: up to
+ * TASK_SWITCH_NS a switch of the task, and TASK_PCT either way.
+ */
+#define TASK_PCT       2.0
+#define TASK_SWITCH_NS 100000ull
+
+static void expect_task_within_bound(uint64_t counted, uint64_t bound,
+				     uint64_t twin, uint64_t switches,
+				     const char *what)
+{
+	double tol = TASK_PCT / 100 * (under_valgrind ? 10 : 1);
+	double give =
+		(double)(switches * TASK_SWITCH_NS) * (under_valgrind ? 10 : 1);
+
+	cr_log_info("%s: counted %llu, bound %llu, twin %llu, %llu switches",
+		    what, (unsigned long long)counted,
+		    (unsigned long long)bound, (unsigned long long)twin,
+		    (unsigned long long)switches);
+	cr_expect_leq((double)counted, (double)twin * (1 + tol) + give,
+		      "%s: counted %llu, above its twin's %llu", what,
+		      (unsigned long long)counted, (unsigned long long)twin);
+	cr_expect_geq((double)(counted + bound),
+		      (double)twin * (1 - tol) - give,
+		      "%s: counted %llu + bound %llu, below its twin's %llu",
+		      what, (unsigned long long)counted,
+		      (unsigned long long)bound, (unsigned long long)twin);
+}
+
+/*
+ * A thread whose switches out are all hidden, counted by a task target,
+ * and its process by a process target, both by the BPF program (process
+ * scope counts tasks by BPF where it shares: backend_choice.c). Each
+ * hidden switch leaves the thread for a task that the thread's own
+ * target does not count: what ran since the program last settled that
+ * CPU goes unattributed (the process's target is credited where the task
+ * found is the other thread). Each count within its bound of its raw
+ * twins: the thread's own, and the sum of both threads' for the process.
+ */
+Test(hidden, a_hidden_thread_and_its_process_are_within_their_bounds)
+{
+	struct two_threads w = two_threads_spawn();
+	struct shpmu_target task = {.kind = SHPMU_TARGET_TASK, .cpu = -1},
+			    proc = {.kind = SHPMU_TARGET_PROCESS, .cpu = -1};
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	uint64_t tb, pb, clock[2], switches[2];
+	struct thread_twin twin[2];
+	struct shpmu_count tc, pc;
+	int ht, hp;
+
+	shpmu__bpf_skip_tid = (uint32_t)w.other;
+	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+	task.pid = w.other;
+	proc.pid = w.pid;
+	ht = shpmu_open(bpf, &a, &task);
+	hp = shpmu_open(bpf, &a, &proc);
+	cr_assert(ht >= 0 && hp >= 0, "open: %d %d (%s)", ht, hp, last_log);
+	/* Counted by the program: a classic handle has no cached read. */
+	cr_assert_eq(shpmu_read_cached(bpf, ht, &tc), 0);
+	cr_assert_eq(shpmu_read_cached(bpf, hp, &pc), 0);
+	twin[0] = thread_twin_open(w.pid);
+	twin[1] = thread_twin_open(w.other);
+	two_threads_go(&w);
+	two_threads_finish(&w);
+	tc = read_bound(bpf, ht, &tb);
+	pc = read_bound(bpf, hp, &pb);
+	for (int i = 0; i < 2; i++)
+		thread_twin_read(&twin[i], &clock[i], &switches[i]);
+	two_threads_reap(&w);
+
+	cr_expect_gt(tb, 0, "the thread's switches were hidden, nothing lost");
+	expect_task_within_bound(tc.value, tb, clock[1], switches[1],
+				 "the hidden thread");
+	expect_task_within_bound(pc.value, pb, clock[0] + clock[1],
+				 switches[0] + switches[1], "its process");
+}
+
+/* ---- Host scope ---- */
+
+#ifdef HAVE_BPF
+static struct shpmu *host_context(void)
+{
+	SHPMU_OPTS(opts, .scope = SHPMU_SCOPE_HOST, .bpffs_dir = host_bpffs(),
+		   .domain = "hidden", .log = record_log);
+	struct shpmu *p = shpmu_new(&opts);
+
+	cr_assert(p, "host scope: %s (%s)", strerror(errno), last_log);
+	return p;
+}
+#endif
+
+/*
+ * Host scope: the first context of a domain loads its program (with the
+ * knob: a worker's switches out hidden); a second one joins it, finds it
+ * pinned and counts with it, reading the views, the totals and the
+ * program's globals through the domain's maps. Its handle's bound, and
+ * the switches unseen, are the program's, shared: the handle within its
+ * bound of its twin, and the two contexts' unseen the same count.
+ */
+Test(hidden, host_scope_shares_the_bound)
+{
+#ifdef HAVE_BPF
+	const char *x = cg_make("x");
+	struct cg_child w = cg_spawn(x, SIBLING_NS, SIBLING_SLEEPS);
+	struct shpmu_stats loader[2], joiner;
+	struct shpmu *first, *second;
+	struct shpmu_count b;
+	uint64_t bound, twin;
+	struct cg_twin t;
+	int h;
+
+	host_fs_setup();
+	shpmu__bpf_skip_tid = (uint32_t)w.pid;
+	first = host_context();
+	shpmu__bpf_skip_tid = 0;
+	second = host_context();
+	h = cg_open(second, PERF_COUNT_SW_TASK_CLOCK, x);
+	t = cg_twin_open(x, PERF_COUNT_SW_TASK_CLOCK);
+	cg_go(&w);
+	cg_finish(&w);
+	b = read_bound(second, h, &bound);
+	twin = cg_twin_read(&t);
+	/* The unseen count only grows: the joiner's read lies between two
+	 * of the loader's. */
+	cr_assert_eq(shpmu_get_stats(first, &loader[0]), 0);
+	cr_assert_eq(shpmu_get_stats(second, &joiner), 0);
+	cr_assert_eq(shpmu_get_stats(first, &loader[1]), 0);
+	cg_reap(&w);
+
+	cr_expect_gt(bound, 0,
+		     "the worker's switches were hidden, nothing "
+		     "lost");
+	/* The tick check runs in the domain, whoever made it: it settles
+	 * the worker's burn once a tick, so that only what it ran since the
+	 * last tick before each hidden switch goes unattributed (its link
+	 * was not pinned once, and all of it went). */
+	cr_expect_gt(b.value, 0, "the domain's tick check did not run");
+	expect_within_bound(b.value, bound, twin, "x, counted by the joiner");
+	cr_log_info("switches unseen: loader %llu, joiner %llu",
+		    (unsigned long long)loader[0].switches_unseen,
+		    (unsigned long long)joiner.switches_unseen);
+	cr_expect_geq(joiner.switches_unseen, SIBLING_SLEEPS);
+	cr_expect(loader[0].switches_unseen <= joiner.switches_unseen &&
+			  joiner.switches_unseen <= loader[1].switches_unseen,
+		  "unseen: the joiner %llu, the loader %llu then %llu",
+		  (unsigned long long)joiner.switches_unseen,
+		  (unsigned long long)loader[0].switches_unseen,
+		  (unsigned long long)loader[1].switches_unseen);
+	cg_twin_close(&t);
+	shpmu_close(second, h);
+	shpmu_free(second);
+	shpmu_free(first);
+	host_fs_teardown();
+#endif
+}
+
+/* ---- shpmu_read_unattributed ---- */
+
+/* Every CPU's unattributed of the handle's event, and their sum. */
+static void unattributed_sum(struct shpmu *p, int h, struct shpmu_count *sum,
+			     int *ncpus)
+{
+	struct shpmu_count one;
+	int err, cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for (cpu = 0; cpu < 4096; cpu++) {
+		err = shpmu_read_unattributed(p, h, cpu, &one);
+		if (err == -EINVAL)
+			break;
+		cr_assert_eq(err, 0, "cpu %d: %s", cpu, strerror(-err));
+		sum->value += one.value;
+		sum->time_enabled += one.time_enabled;
+		sum->time_running += one.time_running;
+	}
+	*ncpus = cpu;
+}
+
+static struct shpmu_count unattributed_all(struct shpmu *p, int h)
+{
+	struct shpmu_count c;
+
+	cr_assert_eq(shpmu_read_unattributed(p, h, -1, &c), 0);
+	return c;
+}
+
+/*
+ * What went unattributed of an event, per CPU and in all, against the
+ * handles of that event. Every read of it only grows, so a sum of the CPUs
+ * read one by one lies between two reads of the total around it, and its
+ * growth over a window read outside the handles' readings holds the
+ * growth of every handle's bound (what went unattributed on the handle's
+ * CPUs while it counted: a part of it). Any handle of the event reads the
+ * same totals. And the calls' errors.
+ */
+Test(hidden, unattributed_totals_hold_every_bound)
+{
+	const char *s = cg_make("s");
+	struct cg_child w = cg_spawn(s, SIBLING_NS, SIBLING_SLEEPS);
+	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
+	struct shpmu_target task = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+	struct shpmu_count u0, u1, lo, hi, sum, other, c;
+	uint64_t b0[3], b1[3];
+	int h[3], hc, ncpus;
+
+	shpmu__bpf_skip_every = 2;
+	bpf = cg_context(SHPMU_CGROUP_BACKEND_BPF);
+	h[0] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, root_abs());
+	h[1] = cg_open(bpf, PERF_COUNT_SW_TASK_CLOCK, s);
+	task.pid = w.pid;
+	h[2] = shpmu_open(bpf, &a, &task);
+	cr_assert_geq(h[2], 0, "open the worker: %s", last_log);
+	hc = cg_open(classic, PERF_COUNT_SW_TASK_CLOCK, s);
+
+	cr_expect_eq(shpmu_read_unattributed(classic, hc, -1, &c), -EOPNOTSUPP,
+		     "classic counts leave nothing unattributed");
+	cr_expect_eq(shpmu_read_unattributed(bpf, h[0], 9999, &c), -EINVAL);
+	cr_expect_eq(shpmu_read_unattributed(bpf, h[0], -2, &c), -EINVAL);
+	cr_expect_eq(shpmu_read_unattributed(bpf, h[0], -1, NULL), -EINVAL);
+	cr_expect_eq(shpmu_read_unattributed(bpf, 12345, -1, &c), -EBADF);
+
+	u0 = unattributed_all(bpf, h[0]);
+	for (int i = 0; i < 3; i++)
+		read_bound(bpf, h[i], &b0[i]);
+	cg_go(&w);
+	cg_finish(&w);
+	for (int i = 0; i < 3; i++)
+		read_bound(bpf, h[i], &b1[i]);
+	u1 = unattributed_all(bpf, h[0]);
+
+	cr_log_info("unattributed: %llu ns of task-clock over the window; "
+		    "bounds grew %llu (root), %llu (s), %llu (the worker)",
+		    (unsigned long long)(u1.value - u0.value),
+		    (unsigned long long)(b1[0] - b0[0]),
+		    (unsigned long long)(b1[1] - b0[1]),
+		    (unsigned long long)(b1[2] - b0[2]));
+	cr_expect_gt(u1.value, u0.value,
+		     "one switch in 2 hidden, nothing "
+		     "unattributed");
+	for (int i = 0; i < 3; i++)
+		cr_expect_geq(u1.value - u0.value, b1[i] - b0[i],
+			      "handle %d's bound grew %llu, more than the "
+			      "unattributed %llu",
+			      i, (unsigned long long)(b1[i] - b0[i]),
+			      (unsigned long long)(u1.value - u0.value));
+	cr_expect_geq(u1.time_enabled, u1.time_running);
+
+	/* Per CPU against the total, and through another handle. */
+	lo = unattributed_all(bpf, h[0]);
+	unattributed_sum(bpf, h[0], &sum, &ncpus);
+	other = unattributed_all(bpf, h[1]);
+	hi = unattributed_all(bpf, h[0]);
+	cr_log_info("unattributed of %d CPUs: %llu ns, the total %llu then "
+		    "%llu",
+		    ncpus, (unsigned long long)sum.value,
+		    (unsigned long long)lo.value, (unsigned long long)hi.value);
+	cr_expect_geq(ncpus, online_cpus());
+	cr_expect(lo.value <= sum.value && sum.value <= hi.value);
+	cr_expect(lo.time_enabled <= sum.time_enabled &&
+		  sum.time_enabled <= hi.time_enabled);
+	cr_expect(lo.time_running <= sum.time_running &&
+		  sum.time_running <= hi.time_running);
+	cr_expect(sum.value <= other.value && other.value <= hi.value,
+		  "another handle of the event reads other totals");
+	cg_reap(&w);
 }
