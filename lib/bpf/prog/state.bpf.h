@@ -156,6 +156,11 @@ __u32 sees_moves = 0;
  * kernel's remote_function), found by find_move_fn at load: an IPI that
  * runs another function moves no task. 0: unknown, any IPI may. */
 __u64 move_ipi_fn = 0;
+/* What remote_function calls to move a task (__perf_cgroup_move), found
+ * likewise; 0: unknown, any call of remote_function may move one. (In the
+ * kernel, not by libbpf from /proc/kallsyms: that parse cost every load
+ * about 150 ms.) */
+__u64 move_task_fn = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */
 __u64 moves_settled = 0;

@@ -138,12 +138,6 @@ int on_tick(__u64 *ctx)
 	return on_check_point(0, 1);
 }
 
-/* What remote_function calls to move a task: resolved at load from
- * kallsyms (0 where it cannot be read, or the kernel has none). A symbol
- * of the program, not a global: the domain's shared globals stay as they
- * are. */
-extern const void __perf_cgroup_move __ksym __weak;
-
 /*
  * Whether a function call from another CPU (fn, csd) may be perf moving
  * the task running here: remote_function() (task_function_call()) calling
@@ -165,14 +159,14 @@ static __always_inline int may_move_current(__u64 fn, __u64 csd)
 		return 1;
 	if (fn != move_ipi_fn)
 		return 0;
-	if (!csd || !&__perf_cgroup_move ||
+	if (!csd || !move_task_fn ||
 	    !bpf_core_type_exists(struct remote_function_call))
 		return 1;
 	type = bpf_core_type_id_kernel(struct __call_single_data);
 	call = bpf_rdonly_cast((void *)csd, type);
 	type = bpf_core_type_id_kernel(struct remote_function_call);
 	tfc = bpf_rdonly_cast(call->info, type);
-	return (__u64)tfc->func == (__u64)&__perf_cgroup_move &&
+	return (__u64)tfc->func == move_task_fn &&
 	       (__u64)tfc->p == bpf_get_current_task();
 }
 
@@ -186,15 +180,20 @@ int on_ipi(__u64 *ctx)
 	return on_check_point(may_move_current(ctx[0], ctx[1]), 0);
 }
 
-/* Run once at load (a test-run): where the function of a move's IPI is. */
+/* Run once at load (a test-run): where the functions of a move's IPI
+ * are. */
 SEC("syscall")
 int find_move_fn(void *ctx)
 {
-	static const char name[] = "remote_function";
+	static const char ipi[] = "remote_function";
+	static const char move[] = "__perf_cgroup_move";
 	__u64 addr = 0;
 
-	if (!bpf_kallsyms_lookup_name(name, sizeof(name), 0, &addr))
+	if (!bpf_kallsyms_lookup_name(ipi, sizeof(ipi), 0, &addr))
 		move_ipi_fn = addr;
+	addr = 0;
+	if (!bpf_kallsyms_lookup_name(move, sizeof(move), 0, &addr))
+		move_task_fn = addr;
 	return 0;
 }
 
