@@ -28,6 +28,7 @@
 #include "cgroup_helpers.h"
 #include "helpers.h"
 #include "host/host_inspect.h"
+#include "host/host_layout.h"
 #include "host_procs.h"
 
 static struct shpmu *local; /* for cgroup paths and workers */
@@ -744,7 +745,7 @@ Test(host, who_may_join_and_what_keeps_apart)
 	const char *path = cg_make("u");
 	uint64_t host[2], twin[2];
 	int err = 0, h[2], t[2];
-	char rel[128];
+	char rel[128], layout[16], mine[64], theirs[32];
 
 	snprintf(rel, sizeof(rel), "%s/u", cg_base_rel());
 	/* No CAP_BPF and CAP_PERFMON (nor CAP_SYS_ADMIN): EPERM. */
@@ -755,10 +756,14 @@ Test(host, who_may_join_and_what_keeps_apart)
 	cr_assert_not(helper_start(&other, &err, "--uid", "65534", NULL));
 	cr_expect_eq(err, EACCES);
 	/* A build with another layout keeps to its own directory. */
-	cr_assert(helper_start(&newer, NULL, "--layout", "4", NULL));
+	snprintf(layout, sizeof(layout), "%d", HOST_LAYOUT + 1);
+	snprintf(mine, sizeof(mine), "/layout-%d/default/map_books\n",
+		 HOST_LAYOUT);
+	snprintf(theirs, sizeof(theirs), "/layout-%d/", HOST_LAYOUT + 1);
+	cr_assert(helper_start(&newer, NULL, "--layout", layout, NULL));
 	cr_expect_str_not_empty(host_residue());
-	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
-	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
+	cr_expect(strstr(host_residue(), mine));
+	cr_expect(strstr(host_residue(), theirs));
 	{
 		struct helper *both[2] = {&root, &newer};
 		struct raw_window switched;
@@ -809,8 +814,8 @@ Test(host, who_may_join_and_what_keeps_apart)
 	}
 	/* One layout's last user leaves its directory alone. */
 	helper_quit(&newer);
-	cr_expect_null(strstr(host_residue(), "/layout-4/"));
-	cr_expect(strstr(host_residue(), "/layout-4/default/map_books\n"));
+	cr_expect_null(strstr(host_residue(), theirs));
+	cr_expect(strstr(host_residue(), mine));
 	helper_quit(&root);
 }
 
