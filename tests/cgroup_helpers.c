@@ -146,9 +146,7 @@ static void move_self(const char *abs)
 	close(fd);
 }
 
-/* Closes every fd but the three given: a parked child must not hold
- * another child's pipe, or that one never sees its end. */
-static void keep_only(int a, int b, int c)
+void cg_keep_only(int a, int b, int c)
 {
 	int keep[3] = {a, b, c}, from = 3;
 
@@ -161,6 +159,8 @@ static void keep_only(int a, int b, int c)
 				keep[j] = t;
 			}
 	for (int i = 0; i < 3; i++) {
+		if (keep[i] < from)
+			continue; /* none, or stdin, stdout, stderr */
 		if (keep[i] > from)
 			syscall(SYS_close_range, from, keep[i] - 1, 0);
 		from = keep[i] + 1;
@@ -175,7 +175,7 @@ static void child_main(const char *abs, uint64_t cpu_ns, int nsleeps,
 	char byte;
 	int clock;
 
-	keep_only(ready_fd, go_fd, report_fd);
+	cg_keep_only(ready_fd, go_fd, report_fd);
 	burn_cpu_ns(CG_PRE_MOVE_NS);
 	if (abs)
 		move_self(abs);

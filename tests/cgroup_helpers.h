@@ -55,6 +55,10 @@ void cg_go(struct cg_child *c);
 uint64_t cg_finish(struct cg_child *c);
 /* Lets a finished (or never started) child exit and reaps it. */
 void cg_reap(struct cg_child *c);
+/* In a forked child: closes every fd from 3 up but the three given (a
+ * negative one: none). A parked child must not hold another child's
+ * pipe, or that one never sees its end. */
+void cg_keep_only(int a, int b, int c);
 
 /* A context counting cgroups with this backend, logging to record_log. */
 struct shpmu *cg_context(enum shpmu_cgroup_backend backend);
