@@ -9,7 +9,6 @@
  *   read|cached C H             "ok VALUE ENABLED RUNNING"
  *   readmany C H...             "ok VALUE..."
  *   readbound C H...            each by shpmu_read_bound: "ok VALUE BOUND..."
- *   resetmany C H...            resets each, in order
  *   bracket EVENT TARGET        private outer, host, private inner
  *                               handles: "ok HOST OUTER INNER"
  *   readbracket HOST OUTER INNER  reads inner, host (with its bound),
@@ -303,12 +302,6 @@ static void command(char *line)
 		reply_count(
 			shpmu_read_cached(ctx_of(arg[1]), atoi(arg[2]), &cnt),
 			&cnt);
-	} else if (!strcmp(arg[0], "resetmany") && n >= 3) {
-		int err = 0;
-
-		for (int i = 2; i < n && !err; i++)
-			err = shpmu_reset(ctx_of(arg[1]), atoi(arg[i]));
-		say("%s", err ? "err" : "ok");
 	} else if (!strcmp(arg[0], "readmany") && n >= 3) {
 		read_many(ctx_of(arg[1]), arg + 2, n - 2);
 	} else if (!strcmp(arg[0], "readbound") && n >= 3) {
