@@ -506,13 +506,16 @@ static void ping_pong_start(const char *where, pid_t pids[2])
 	close(ready[0]);
 }
 
-static pid_t burster(const char *where, int go, int done)
+/* A burster: BURSTS bursts once it takes a byte from go (one each: the
+ * bursters share go), a byte on done after; parked until hold reaches
+ * EOF (not on go, whose bytes are the others'). */
+static pid_t burster(const char *where, int go, int done, int hold)
 {
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		cg_keep_only(go, done, -1);
+		cg_keep_only(go, done, hold);
 		die_with_parent();
 		move_self(where);
 		if (write(done, "r", 1) != 1 || !get_byte(go))
@@ -523,8 +526,7 @@ static pid_t burster(const char *where, int go, int done)
 		}
 		if (write(done, "d", 1) != 1)
 			_exit(4);
-		/* Parked until go reaches EOF. */
-		while (get_byte(go))
+		while (get_byte(hold))
 			;
 		_exit(0);
 	}
@@ -539,7 +541,7 @@ static void beside_a_ping_pong(uint32_t skip_every)
 	struct cg_twin foreign;
 	uint64_t clock[3], bounds, foreign_switches;
 	pid_t pair[2], w[BURSTERS];
-	int go[2], done[2];
+	int go[2], done[2], hold[2];
 
 	cg_make("p");
 	where[0] = cg_make("p/x");
@@ -548,8 +550,9 @@ static void beside_a_ping_pong(uint32_t skip_every)
 	ping_pong_start(f, pair);
 	cr_assert_eq(pipe2(go, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(done, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(hold, O_CLOEXEC), 0);
 	for (int k = 0; k < BURSTERS; k++) {
-		w[k] = burster(where[k % 2], go[0], done[1]);
+		w[k] = burster(where[k % 2], go[0], done[1], hold[0]);
 		cr_assert(get_byte(done[0]), "a burster did not start");
 	}
 	for (int k = 0; k < BURSTERS; k++)
@@ -581,14 +584,16 @@ static void beside_a_ping_pong(uint32_t skip_every)
 		      "the ping-pong switched only %llu times",
 		      (unsigned long long)foreign_switches);
 	cg_twin_close(&foreign);
-	close(go[1]);
+	close(hold[1]);
 	for (int k = 0; k < BURSTERS; k++)
 		cr_assert_eq(waitpid(w[k], NULL, 0), w[k]);
 	for (int k = 0; k < 2; k++) {
 		kill(pair[k], SIGKILL);
 		waitpid(pair[k], NULL, 0);
 	}
+	close(hold[0]);
 	close(go[0]);
+	close(go[1]);
 	close(done[0]);
 	close(done[1]);
 }
