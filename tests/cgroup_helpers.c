@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend_choice.h"
-#include "bpf/backend_bpf.h"
 #include "helpers.h"
 
 static char base[2 * PATH_MAX], base_rel[PATH_MAX];
@@ -148,9 +146,7 @@ static void move_self(const char *abs)
 	close(fd);
 }
 
-/* Closes every fd but the three given: a parked child must not hold
- * another child's pipe, or that one never sees its end. */
-static void keep_only(int a, int b, int c)
+void cg_keep_only(int a, int b, int c)
 {
 	int keep[3] = {a, b, c}, from = 3;
 
@@ -163,6 +159,8 @@ static void keep_only(int a, int b, int c)
 				keep[j] = t;
 			}
 	for (int i = 0; i < 3; i++) {
+		if (keep[i] < from)
+			continue; /* none, or stdin, stdout, stderr */
 		if (keep[i] > from)
 			syscall(SYS_close_range, from, keep[i] - 1, 0);
 		from = keep[i] + 1;
@@ -177,7 +175,7 @@ static void child_main(const char *abs, uint64_t cpu_ns, int nsleeps,
 	char byte;
 	int clock;
 
-	keep_only(ready_fd, go_fd, report_fd);
+	cg_keep_only(ready_fd, go_fd, report_fd);
 	burn_cpu_ns(CG_PRE_MOVE_NS);
 	if (abs)
 		move_self(abs);
@@ -285,6 +283,14 @@ struct shpmu_count cg_read(struct shpmu *p, int h)
 	return c;
 }
 
+struct shpmu_count cg_read_bound(struct shpmu *p, int h, uint64_t *bound)
+{
+	struct shpmu_count c;
+
+	cr_assert_eq(shpmu_read_bound(p, h, &c, bound), 0);
+	return c;
+}
+
 int cg_raw_open(const char *abs, uint64_t config, int *fds, int max)
 {
 	struct perf_event_attr a = sw_attr(config, true);
@@ -359,17 +365,61 @@ void cg_twin_close(struct cg_twin *t)
 void cg_expect_twin(uint64_t counted, uint64_t twin, double pct,
 		    const char *what)
 {
-	double tol = pct / 100.0 * (under_valgrind ? 10 : 1);
-	double dev = twin ? ((double)counted - (double)twin) / (double)twin
-			  : (double)(counted != 0);
+	cg_expect_twin_bound(counted, 0, twin, pct, what);
+}
 
-	cr_log_info("deviation %s: %+.3f%% (%llu vs %llu)", what, 100 * dev,
-		    (unsigned long long)counted, (unsigned long long)twin);
-	cr_expect(dev >= -tol && dev <= tol,
-		  "%s: %llu is %+.3f%% from its twin's %llu (tolerance "
-		  "%.2f%%)",
+/* The bound as a share of the count, for the logs. */
+static double bound_pct(uint64_t bound, uint64_t counted)
+{
+	return counted ? 100.0 * (double)bound / (double)counted : 0;
+}
+
+void cg_expect_twin_bound(uint64_t counted, uint64_t bound, uint64_t twin,
+			  double pct, const char *what)
+{
+	double tol = pct / 100.0 * (under_valgrind ? 10 : 1) * (double)twin;
+	double c = (double)counted, t = (double)twin;
+	double dev = twin ? (c - t) / t : (double)(counted != 0);
+
+	if (bound)
+		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu), bound %llu "
+			    "(%.3f%% of the count)",
+			    what, 100 * dev, (unsigned long long)counted,
+			    (unsigned long long)twin, (unsigned long long)bound,
+			    bound_pct(bound, counted));
+	else
+		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu)", what,
+			    100 * dev, (unsigned long long)counted,
+			    (unsigned long long)twin);
+	cr_expect(c <= t + tol,
+		  "%s: %llu is %+.3f%% from its twin's %llu, above it by more "
+		  "than the tolerance (%.2f%%)",
 		  what, (unsigned long long)counted, 100 * dev,
-		  (unsigned long long)twin, 100 * tol);
+		  (unsigned long long)twin, pct * (under_valgrind ? 10 : 1));
+	cr_expect(c + (double)bound + tol >= t,
+		  "%s: %llu is %+.3f%% from its twin's %llu, below it by more "
+		  "than its bound %llu and the tolerance (%.2f%%)",
+		  what, (unsigned long long)counted, 100 * dev,
+		  (unsigned long long)twin, (unsigned long long)bound,
+		  pct * (under_valgrind ? 10 : 1));
+}
+
+void cg_expect_count_bound(uint64_t counted, uint64_t bound, uint64_t twin,
+			   uint64_t slack, const char *what)
+{
+	cr_log_info("deviation %s: %+lld (%llu vs %llu), bound %llu", what,
+		    (long long)(counted - twin), (unsigned long long)counted,
+		    (unsigned long long)twin, (unsigned long long)bound);
+	cr_expect_leq(counted, twin + slack,
+		      "%s: %llu, above its twin's %llu by more than %llu", what,
+		      (unsigned long long)counted, (unsigned long long)twin,
+		      (unsigned long long)slack);
+	cr_expect_geq(counted + bound + slack, twin,
+		      "%s: %llu, below its twin's %llu by more than its bound "
+		      "%llu and %llu",
+		      what, (unsigned long long)counted,
+		      (unsigned long long)twin, (unsigned long long)bound,
+		      (unsigned long long)slack);
 }
 
 void cg_expect_covers(uint64_t counted, uint64_t own, const char *what)
@@ -389,20 +439,27 @@ void cg_expect_covers(uint64_t counted, uint64_t own, const char *what)
 void cg_expect_between(uint64_t x, uint64_t lo, uint64_t hi, double pct,
 		       const char *what)
 {
+	cg_expect_between_bound(x, 0, lo, hi, pct, what);
+}
+
+void cg_expect_between_bound(uint64_t x, uint64_t bound, uint64_t lo,
+			     uint64_t hi, double pct, const char *what)
+{
 	double tol = pct / 100.0 * (under_valgrind ? 10 : 1);
 	double below = (double)lo * (1 - tol), above = (double)hi * (1 + tol);
 
 	cr_log_info(
 		"deviation %s: %llu in [%llu, %llu] (%+.3f%% below, %+.3f%% "
-		"above)",
+		"above), bound %llu (%.3f%% of the count)",
 		what, (unsigned long long)x, (unsigned long long)lo,
 		(unsigned long long)hi,
 		lo ? 100 * ((double)x - (double)lo) / (double)lo : 0,
-		hi ? 100 * ((double)x - (double)hi) / (double)hi : 0);
-	cr_expect((double)x >= below && (double)x <= above,
-		  "%s: %llu is not within %.2f%% of [%llu, %llu]", what,
-		  (unsigned long long)x, tol * 100, (unsigned long long)lo,
-		  (unsigned long long)hi);
+		hi ? 100 * ((double)x - (double)hi) / (double)hi : 0,
+		(unsigned long long)bound, bound_pct(bound, x));
+	cr_expect((double)x + (double)bound >= below && (double)x <= above,
+		  "%s: %llu (bound %llu) is not within %.2f%% of [%llu, %llu]",
+		  what, (unsigned long long)x, (unsigned long long)bound,
+		  tol * 100, (unsigned long long)lo, (unsigned long long)hi);
 }
 
 void cg_wait_for(bool (*cond)(void *arg), void *arg, const char *what)
@@ -431,26 +488,4 @@ void drop_capability(int cap)
 void drop_dac_read_search(void)
 {
 	drop_capability(CAP_DAC_READ_SEARCH);
-}
-
-uint64_t cg_window_open(const struct shpmu *p)
-{
-	return shpmu__bpf_unattributed_settles(p);
-}
-
-bool cg_window_tainted(const struct shpmu *p, uint64_t opened, int attempt)
-{
-	return cg_strays_tainted(opened, shpmu__bpf_unattributed_settles(p), attempt);
-}
-
-bool cg_strays_tainted(uint64_t opened, uint64_t now, int attempt)
-{
-	uint64_t missed = now - opened;
-
-	if (!missed || attempt + 1 >= CG_CLEAN_TRIES)
-		return false;
-	cr_log_info("try %d: the kernel hid %llu context switches around "
-		    "counted cgroups from tracing; measuring again",
-		    attempt, (unsigned long long)missed);
-	return true;
 }

@@ -8,14 +8,16 @@
  *   enable|disable|reset|close C H
  *   read|cached C H             "ok VALUE ENABLED RUNNING"
  *   readmany C H...             "ok VALUE..."
- *   resetmany C H...            resets each, in order
+ *   readbound C H...            each by shpmu_read_bound: "ok VALUE BOUND..."
  *   bracket EVENT TARGET        private outer, host, private inner
  *                               handles: "ok HOST OUTER INNER"
- *   readbracket HOST OUTER INNER  reads inner, host, outer in that
- *                               order: "ok INNER HOST OUTER" (values)
+ *   readbracket HOST OUTER INNER  reads inner, host (with its bound),
+ *                               outer in that order: "ok INNER HOST
+ *                               OUTER BOUND" (values)
  *   stats C                     "ok HANDLES KERNEL_EVENTS KERNEL_FDS"
  *   perffds                     perf_event fds this process holds
- *   strays                      the domain's stray switches so far
+ *   unseen                      the host context's switches_unseen and
+ *                               unattributed_ns: "ok SWITCHES NS"
  *   churn N SEED EVENT,... TARGET,...  N random opens and closes
  *   quit                        frees both contexts and exits 0
  *
@@ -42,7 +44,6 @@
 
 #include <shpmu/shpmu.h>
 
-#include "backend_choice.h"
 #include "host/host_layout.h"
 #include "host/host_lock.h"
 #include "host/host_step.h"
@@ -171,17 +172,19 @@ static void reply_count(int err, const struct shpmu_count *c)
 static void read_bracket(int h, int outer, int inner)
 {
 	struct shpmu_count i, m, o;
+	uint64_t bound;
 	int err = shpmu_read(private_ctx, inner, &i);
 
 	if (!err)
-		err = shpmu_read(host_ctx, h, &m);
+		err = shpmu_read_bound(host_ctx, h, &m, &bound);
 	if (!err)
 		err = shpmu_read(private_ctx, outer, &o);
 	if (err)
 		say("err %d", -err);
 	else
-		say("ok %llu %llu %llu", (unsigned long long)i.value,
-		    (unsigned long long)m.value, (unsigned long long)o.value);
+		say("ok %llu %llu %llu %llu", (unsigned long long)i.value,
+		    (unsigned long long)m.value, (unsigned long long)o.value,
+		    (unsigned long long)bound);
 }
 
 static void bracket(const char *event, const char *target)
@@ -219,6 +222,33 @@ static void read_many(struct shpmu *ctx, char **args, int n)
 	}
 	free(out);
 	free(hs);
+	free(line);
+}
+
+/* Each handle's value and bound (shpmu_read_bound()): the bound is how
+ * far the value may fall short of the truth, which only this process can
+ * read, its domain's. One read a handle, in order. */
+static void read_bounds(struct shpmu *ctx, char **args, int n)
+{
+	char *line = malloc((size_t)n * 48 + 8);
+	struct shpmu_count c;
+	uint64_t bound;
+	size_t used;
+	int err = line ? 0 : -ENOMEM;
+
+	if (line)
+		used = (size_t)sprintf(line, "ok");
+	for (int i = 0; i < n && !err; i++) {
+		err = shpmu_read_bound(ctx, atoi(args[i]), &c, &bound);
+		if (!err)
+			used += (size_t)sprintf(line + used, " %llu %llu",
+						(unsigned long long)c.value,
+						(unsigned long long)bound);
+	}
+	if (err)
+		say("err %d", -err);
+	else
+		say("%s", line);
 	free(line);
 }
 
@@ -272,14 +302,10 @@ static void command(char *line)
 		reply_count(
 			shpmu_read_cached(ctx_of(arg[1]), atoi(arg[2]), &cnt),
 			&cnt);
-	} else if (!strcmp(arg[0], "resetmany") && n >= 3) {
-		int err = 0;
-
-		for (int i = 2; i < n && !err; i++)
-			err = shpmu_reset(ctx_of(arg[1]), atoi(arg[i]));
-		say("%s", err ? "err" : "ok");
 	} else if (!strcmp(arg[0], "readmany") && n >= 3) {
 		read_many(ctx_of(arg[1]), arg + 2, n - 2);
+	} else if (!strcmp(arg[0], "readbound") && n >= 3) {
+		read_bounds(ctx_of(arg[1]), arg + 2, n - 2);
 	} else if (!strcmp(arg[0], "bracket") && n == 3) {
 		bracket(arg[1], arg[2]);
 	} else if (!strcmp(arg[0], "readbracket") && n == 4) {
@@ -291,9 +317,10 @@ static void command(char *line)
 		    (unsigned long long)st.kernel_fds);
 	} else if (!strcmp(arg[0], "perffds")) {
 		say("ok %d", count_perf_fds());
-	} else if (!strcmp(arg[0], "strays")) {
-		say("ok %llu",
-		    (unsigned long long)shpmu__bpf_unattributed_settles(host_ctx));
+	} else if (!strcmp(arg[0], "unseen")) {
+		shpmu_get_stats(host_ctx, &st);
+		say("ok %llu %llu", (unsigned long long)st.switches_unseen,
+		    (unsigned long long)st.unattributed_ns);
 	} else if (!strcmp(arg[0], "churn") && n == 5) {
 		churn(atoi(arg[1]), (unsigned int)atoi(arg[2]), arg[3], arg[4]);
 	} else if (!strcmp(arg[0], "quit")) {

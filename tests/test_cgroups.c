@@ -267,48 +267,39 @@ Test(cgroups, a_parent_counts_its_children)
 	cg_make("p");
 	const char *c1 = cg_make("p/c1"), *c2 = cg_make("p/c2");
 	struct shpmu_count p, k1, k2, clock;
-	uint64_t cpu, opened, twin_clock;
-	int attempt = 0;
+	uint64_t cpu, twin_clock;
+	/* Started and moved before the handles open: the window holds their
+	 * work only. */
+	struct cg_child w1 = cg_spawn(c1, 100000000, 20);
+	struct cg_child w2 = cg_spawn(c2, 100000000, 30);
+	int hp = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, cg_abs("p"),
+			 false);
+	int h1 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c1, false);
+	int h2 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c2, false);
+	int hclock =
+		open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0, cg_abs("p"), false);
+	struct cg_twin twin =
+		cg_twin_open(cg_abs("p"), PERF_COUNT_SW_TASK_CLOCK);
 
-	/* Measured again if the BPF backend's tracepoint hid a switch that
-	 * may have strayed (see cg_window_tainted). */
-	do {
-		/* Started and moved before the handles open: the window
-		 * holds their work only. */
-		struct cg_child w1 = cg_spawn(c1, 100000000, 20);
-		struct cg_child w2 = cg_spawn(c2, 100000000, 30);
-		int hp = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0,
-				 cg_abs("p"), false);
-		int h1 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c1,
-				 false);
-		int h2 = open_cg(pmu, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, c2,
-				 false);
-		int hclock = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0,
-				     cg_abs("p"), false);
-		struct cg_twin twin =
-			cg_twin_open(cg_abs("p"), PERF_COUNT_SW_TASK_CLOCK);
-
-		opened = cg_window_open(pmu);
-		cg_go(&w1);
-		cg_go(&w2);
-		cpu = cg_finish(&w1);
-		cpu += cg_finish(&w2);
-		cr_assert_eq(shpmu_disable(pmu, hp), 0);
-		cr_assert_eq(shpmu_disable(pmu, h1), 0);
-		cr_assert_eq(shpmu_disable(pmu, h2), 0);
-		shpmu_read(pmu, hp, &p);
-		shpmu_read(pmu, h1, &k1);
-		shpmu_read(pmu, h2, &k2);
-		shpmu_read(pmu, hclock, &clock);
-		twin_clock = cg_twin_read(&twin);
-		cg_twin_close(&twin);
-		cg_reap(&w1);
-		cg_reap(&w2);
-		shpmu_close(pmu, hp);
-		shpmu_close(pmu, h1);
-		shpmu_close(pmu, h2);
-		shpmu_close(pmu, hclock);
-	} while (cg_window_tainted(pmu, opened, attempt++));
+	cg_go(&w1);
+	cg_go(&w2);
+	cpu = cg_finish(&w1);
+	cpu += cg_finish(&w2);
+	cr_assert_eq(shpmu_disable(pmu, hp), 0);
+	cr_assert_eq(shpmu_disable(pmu, h1), 0);
+	cr_assert_eq(shpmu_disable(pmu, h2), 0);
+	shpmu_read(pmu, hp, &p);
+	shpmu_read(pmu, h1, &k1);
+	shpmu_read(pmu, h2, &k2);
+	shpmu_read(pmu, hclock, &clock);
+	twin_clock = cg_twin_read(&twin);
+	cg_twin_close(&twin);
+	cg_reap(&w1);
+	cg_reap(&w2);
+	shpmu_close(pmu, hp);
+	shpmu_close(pmu, h1);
+	shpmu_close(pmu, h2);
+	shpmu_close(pmu, hclock);
 	cr_expect_eq(p.value, k1.value + k2.value, "parent %llu != %llu + %llu",
 		     (unsigned long long)p.value, (unsigned long long)k1.value,
 		     (unsigned long long)k2.value);
