@@ -47,16 +47,20 @@ static __always_inline void resolve(__u64 task, struct counted_set *out)
 }
 
 /* The CPU's switches so far (at a switch, the one being made is not
- * counted yet): false where the CPU has no sequence event. */
+ * counted yet): false where the CPU has no sequence event. The counter
+ * alone: bpf_perf_event_read() skips the times that _value() works out,
+ * which a settle pays on every switch. (Its errors come back as small
+ * negative numbers, which no switch count reaches.) */
 static __always_inline bool read_switches(__u32 cpu, __u64 *out)
 {
-	struct bpf_perf_event_value v;
+	__u64 v;
 
-	if (cpu >= MAX_CPUS ||
-	    bpf_perf_event_read_value(&events, SWITCH_SEQ_ROW * MAX_CPUS + cpu,
-				      &v, sizeof(v)))
+	if (cpu >= MAX_CPUS)
 		return false;
-	*out = v.counter;
+	v = bpf_perf_event_read(&events, SWITCH_SEQ_ROW * MAX_CPUS + cpu);
+	if ((__s64)v < 0 && (__s64)v >= -4095)
+		return false;
+	*out = v;
 	return true;
 }
 
@@ -123,6 +127,38 @@ unattribute(struct cpu_view *view, const struct slot_totals *delta, __u32 read)
 	view->unattributed_ns += ns;
 }
 
+/* The switches task has made leaving a CPU (the kernel counts them
+ * before the tracepoint runs). */
+static __always_inline __u64 switches_out(__u64 task)
+{
+	struct task_struct *t = as_task(task);
+
+	return t->nvcsw + t->nivcsw;
+}
+
+/* Notes task as the one that switched in, and its switches out so far. */
+static __always_inline void arrived(struct cpu_state *st, __u64 task)
+{
+	st->task = task;
+	st->task_switches = switches_out(task);
+}
+
+/*
+ * Whether the CPU made a switch the program did not see since task
+ * arrived: task is not the one found now (leaving, with leaving 1), or
+ * it is but has left meanwhile. Every hidden switch is found so: the
+ * first one since the program last ran takes the task it saw arrive off
+ * the CPU, which either is not found again or has one switch out more.
+ * Plain loads, where reading the switch sequence costs a perf event read
+ * on every settle.
+ */
+static __always_inline int missed(const struct cpu_state *st, __u64 task,
+				  __u32 leaving)
+{
+	return st->task != task ||
+	       switches_out(task) != st->task_switches + leaving;
+}
+
 /* What a settle knows of the interval it closes. */
 struct interval {
 	__u64 task;	    /* the task on the CPU now (at a switch: leaving) */
@@ -130,6 +166,7 @@ struct interval {
 	__u32 now_switches; /* the switch being made: 1, else 0 */
 	__u32 now_cgroup_switches;
 	int may_have_moved; /* the task may have changed cgroups unseen */
+	int missed;	    /* missed(): a switch was hidden since the last */
 };
 
 /* Adds this CPU's deltas since the last settle to whom the plan says
@@ -195,20 +232,25 @@ static __always_inline void settle(struct cpu_state *st, struct interval *in)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_view *view = bpf_map_lookup_elem(&cpu_views, &cpu);
-	bool known;
-	__u64 switches = 0;
+	/* Without a hidden switch the sequence stands where the switches
+	 * seen put it: it is read only where one was (see missed()). */
+	__u64 switches = st->settled_switches + st->pending_switches;
+	bool known = st->switches_known;
 
 	if (!view || !st)
 		return;
-	known = read_switches(cpu, &switches);
 	in->hidden = 0;
-	if (known && st->switches_known)
-		in->hidden = hidden_switches(st->settled_switches,
-					     st->pending_switches, switches);
-	/* No sequence to count by, yet the task is not the one seen
-	 * arriving (or a sequence that says otherwise: trust neither). */
-	if (st->task && st->task != in->task && !in->hidden)
-		in->hidden = HIDDEN_UNKNOWN;
+	if (!st->task || !known || in->missed) {
+		known = read_switches(cpu, &switches);
+		if (known && st->switches_known)
+			in->hidden =
+				hidden_switches(st->settled_switches,
+						st->pending_switches, switches);
+		/* Missed, but no sequence says how often (or one that
+		 * says otherwise: trust neither). */
+		if (st->task && !in->hidden)
+			in->hidden = HIDDEN_UNKNOWN;
+	}
 	__sync_fetch_and_add(&view->seq, 1);
 	credit(st, view, in);
 	if (in->hidden && in->hidden != HIDDEN_UNKNOWN) {
@@ -232,8 +274,9 @@ __noinline int restart(struct cpu_state *st, int may_have_moved)
 
 	if (!st)
 		return 0;
+	in.missed = missed(st, in.task, 0);
 	settle(st, &in);
-	st->task = in.task;
+	arrived(st, in.task);
 	resolve(in.task, &st->now);
 	return 0;
 }
@@ -251,7 +294,7 @@ __noinline int check_cpu(struct cpu_state *st, int at_move, int at_tick)
 
 	if (!st || !st->task)
 		return 0;
-	if (st->task != task)
+	if (missed(st, task, 0))
 		return restart(st, at_move || !sees_moves);
 	if (bpf_get_current_cgroup_id() != st->now.leaf) {
 		restart(st, 0);

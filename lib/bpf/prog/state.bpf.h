@@ -112,6 +112,7 @@ struct {
  */
 struct cpu_state {
 	__u64 task; /* the task that switched in last; 0: none seen yet */
+	__u64 task_switches; /* its switches out when it did */
 	struct counted_set now;
 	struct counted_set here; /* room to resolve the task found here */
 	/* The CPU's switches as of its last settle, the one made there

@@ -77,6 +77,7 @@ int on_switch(__u64 *ctx)
 	struct interval in = {.task = prev, .now_switches = 1};
 	struct counted_set incoming = {};
 	struct cpu_state *st;
+	int seen_all;
 
 	if (skipped(prev))
 		return 0;
@@ -89,16 +90,19 @@ int on_switch(__u64 *ctx)
 		restart(st, !sees_moves);
 		goto out;
 	}
-	if (st->task == prev && quick_same(st, next)) {
+	/* (The switches below are settled later only if none was hidden
+	 * since the last: else the settle must count them now.) */
+	seen_all = !missed(st, prev, 1);
+	if (seen_all && quick_same(st, next)) {
 		/* The leaving task's set is the CPU's: so is the next's. */
 		st->pending_switches++;
-		st->task = next;
+		arrived(st, next);
 		goto out;
 	}
 	prev_leaf =
 		st->task == prev ? st->now.leaf : bpf_get_current_cgroup_id();
 	resolve(next, &incoming);
-	if (st->task == prev && same_set(&st->now, &incoming) &&
+	if (seen_all && same_set(&st->now, &incoming) &&
 	    bpf_jiffies64() == st->settled_jiffies) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;
@@ -108,9 +112,10 @@ int on_switch(__u64 *ctx)
 		 * settled here: settle() counts the switches hidden.) */
 		in.now_cgroup_switches = prev_leaf != incoming.leaf;
 		in.may_have_moved = !sees_moves;
+		in.missed = !seen_all;
 		settle(st, &in);
 	}
-	st->task = next;
+	arrived(st, next);
 	st->now = incoming;
 out:
 	leave(st);
