@@ -80,8 +80,8 @@ enum shpmu_flags {
  * way, exact and with no program running at every switch of the machine,
  * up to its crossover: the new cgroup event with which the classic ones
  * would hold more fds than the BPF backend holds for one attr (its
- * program's and maps' 20, and one per CPU): the 12th on 2 CPUs, the 2nd
- * from 21 CPUs on. There it loads the program, which counts that cgroup
+ * program's and maps' 23, and one per CPU): the 13th on 2 CPUs, the 2nd
+ * from 24 CPUs on. There it loads the program, which counts that cgroup
  * event and every later one; where BPF cannot work, classic events count
  * them. Events counted the classic way stay so until closed. In host
  * scope the domain's program counts cgroup2 cgroups from the first.
