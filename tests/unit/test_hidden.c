@@ -365,22 +365,10 @@ static void resolve(struct world *w, const struct cpu *c, __u64 task,
 	out->ntargets = (__u32)task_targets(w, t, out->targets);
 }
 
-/* The program's same_set() (settle.bpf.h). */
+/* The program's same_set() (settle.bpf.h) is the header's. */
 static int same_set(const struct counted_set *a, const struct counted_set *b)
 {
-	__u32 n;
-
-	if (a->ntargets || b->ntargets)
-		return 0;
-	if (a->leaf == b->leaf && a->generation == b->generation)
-		return 1;
-	if (a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
-		return 0;
-	n = a->nslots;
-	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
-		if (a->slots[i] != b->slots[i])
-			return 0;
-	return 1;
+	return sets_continue(a, b);
 }
 
 static __u64 jiffies(const struct cpu *c)

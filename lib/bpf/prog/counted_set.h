@@ -120,6 +120,25 @@ ACC_INLINE int sets_equal(const struct counted_set *a,
  * not the one it saw switch in: at least one, maybe more. */
 #define HIDDEN_UNKNOWN (~(__u64)0)
 
+/* Whether time accruing to set a may go on accruing for b with no
+ * settle between: the same cgroup walked at the same generation, or
+ * cgroups with the same counted ancestors, and no task of either counted
+ * by itself. */
+ACC_INLINE int sets_continue(const struct counted_set *a,
+			     const struct counted_set *b)
+{
+	if (a->ntargets || b->ntargets)
+		return 0;
+	if (a->leaf == b->leaf && a->generation == b->generation)
+		return 1;
+	if (a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
+		return 0;
+	for (__u32 i = 0; i < CACHED_SLOTS && i < a->nslots; i++)
+		if (a->slots[i] != b->slots[i])
+			return 0;
+	return 1;
+}
+
 /* What a settle credits. */
 enum settle_plan {
 	PLAN_ALL = 0,	 /* every switch seen: all to A */

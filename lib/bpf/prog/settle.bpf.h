@@ -16,27 +16,12 @@
 #include "bpf/prog/state.bpf.h"
 #include "bpf/prog/tasks.bpf.h"
 
-/* Whether time accruing to set a may go on accruing for b: the same
- * cgroup walked at the same generation, or cgroups with the same counted
- * ancestors, and no task of either counted by itself. */
+/* sets_continue() (prog/counted_set.h), a function of its own for the
+ * verifier. */
 __noinline int same_set(const struct counted_set *a,
 			const struct counted_set *b)
 {
-	__u32 n;
-
-	if (!a || !b)
-		return 0;
-	if (a->ntargets || b->ntargets)
-		return 0;
-	if (a->leaf == b->leaf && a->generation == b->generation)
-		return 1;
-	if (a->nslots != b->nslots || a->nslots > CACHED_SLOTS)
-		return 0;
-	n = a->nslots;
-	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
-		if (a->slots[i] != b->slots[i])
-			return 0;
-	return 1;
+	return a && b && sets_continue(a, b);
 }
 
 /* Both halves of a task's counted set. */
