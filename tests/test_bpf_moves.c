@@ -265,8 +265,11 @@ Test(bpf_moves, a_busy_task_moved_by_another_process)
 	read_all(b, c);
 	kill_spinner(pid);
 	expect_agree(b, c, MOVED_RUN_NS);
-	/* (Moves that found the task off its CPU needed no settling.) */
-	cr_log_info("%llu of %d moves settled on the task's CPU",
+	/* (Moves that found the task off its CPU needed no settling. The
+	 * counter is the program's, of every task it found moved while
+	 * running: other processes' moves beside this test count too.) */
+	cr_log_info("%llu moves settled where the task ran (any task's; "
+		    "this test made %d)",
 		    (unsigned long long)(shpmu__bpf_moves_settled(bpf) - moves),
 		    NCG + 1);
 }
