@@ -374,6 +374,16 @@ static double bound_pct(uint64_t bound, uint64_t counted)
 	return counted ? 100.0 * (double)bound / (double)counted : 0;
 }
 
+double cg_bpf_clock_pct(uint64_t twin_clock, uint64_t twin_switches)
+{
+	double per_switch = twin_clock ? 100 * CG_BPF_SWITCH_NS *
+						 (double)twin_switches /
+						 (double)twin_clock
+				       : 0;
+
+	return per_switch > CG_BPF_CLOCK_PCT ? per_switch : CG_BPF_CLOCK_PCT;
+}
+
 void cg_expect_twin_bound(uint64_t counted, uint64_t bound, uint64_t twin,
 			  double pct, const char *what)
 {

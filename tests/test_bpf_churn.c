@@ -28,26 +28,17 @@
 /*
  * Tolerances, besides the bound (issue 36's).
  *
- * CHURN_CLOCK_PCT: the two backends time the same runs at other instants
- * of each switch (the BPF program at the sched_switch tracepoint, classic
- * cgroup events where perf switches them), an error that mostly cancels
- * between a run's start and its end: see CG_BPF_TWIN_PCT, which allows
- * 1% over single windows of 100 ms. These windows hold hundreds of ms of
- * work in each counted cgroup; half a per cent is what they are held to.
- * Or CHURN_SWITCH_NS for each switch of the cgroup (its classic
- * context-switches), where that is more: a classic cgroup clock loses the
- * time the kernel takes to switch the CPU's other cgroup events at each
- * of its switches, and beside the stress test's hundreds of them, under
- * ASan, the twin of a cgroup of sleepers came out 0.94 to 0.96 us a
- * switch under the BPF count (+0.9% and +1.2% over some 1400 and 1900
- * switches); three times that.
+ * The clocks: cg_bpf_clock_pct() (half a per cent, or three
+ * microseconds a switch of the cgroup where that is more), the rule of
+ * every suite that counts a cgroup's switches beside its clock. (Here,
+ * beside the stress test under ASan, the twin of a cgroup of sleepers
+ * came out 0.94 to 0.96 us a switch under the BPF count: +0.9% and +1.2%
+ * over some 1400 and 1900 switches.)
  *
  * CHURN_SWITCH_SLACK: a switch at an edge of a run (a move, a read) may
  * land on the other side of it for one backend: one at each end of the
  * window. Valgrind's slow scheduling adds a few more, as in test_bpf.c.
  */
-#define CHURN_CLOCK_PCT	   0.5
-#define CHURN_SWITCH_NS	   3000.0
 #define CHURN_SWITCH_SLACK (under_valgrind ? 5 : 2)
 /* The program skips every SKIP_EVERY-th switch run of a CPU in the
  * *_hidden tests: hundreds of hidden switches a window, which leave a
@@ -122,7 +113,6 @@ static uint64_t expect_within_bounds(struct counted *c, int n, uint64_t *clock)
 
 	for (int i = 0; i < n; i++) {
 		uint64_t value[NEV], bound[NEV], twin[NEV];
-		double pct;
 		char what[96];
 
 		for (int e = 0; e < NEV; e++) {
@@ -130,15 +120,11 @@ static uint64_t expect_within_bounds(struct counted *c, int n, uint64_t *clock)
 				cg_read_bound(bpf, c[i].hb[e], &bound[e]).value;
 			twin[e] = cg_read(classic, c[i].hc[e]).value;
 		}
-		/* (configs[]: the clock, then the switches.) */
-		pct = twin[0] ? 100 * CHURN_SWITCH_NS * (double)twin[1] /
-					(double)twin[0]
-			      : 0;
 		snprintf(what, sizeof(what), "%s %s", c[i].name,
 			 event_names[0]);
-		cg_expect_twin_bound(
-			value[0], bound[0], twin[0],
-			pct > CHURN_CLOCK_PCT ? pct : CHURN_CLOCK_PCT, what);
+		/* (configs[]: the clock, then the switches.) */
+		cg_expect_twin_bound(value[0], bound[0], twin[0],
+				     cg_bpf_clock_pct(twin[0], twin[1]), what);
 		snprintf(what, sizeof(what), "%s %s", c[i].name,
 			 event_names[1]);
 		cg_expect_count_bound(value[1], bound[1], twin[1],

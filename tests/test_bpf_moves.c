@@ -205,10 +205,12 @@ static void read_all(struct shpmu_count b[NCG][NEV],
 /*
  * BPF against classic, per cgroup and event, each within BPF's bound
  * besides the tolerance (cg_expect_twin_bound()). task-clock within
- * CG_BPF_TWIN_PCT (see there). The counts within 2 + 0.5%: both backends split
- * them at the same instant of a move (the IPI that switches classic cgroup
- * events runs our hook just before), but page faults and switches that straddle
- * the end of the run (the last move, a read) may land on either side once.
+ * cg_bpf_clock_pct() of the cgroup's switches (configs[]: the clock
+ * first, the switches last; see there). The counts within 2 + 0.5%:
+ * both backends split them at the same instant of a move (the IPI that
+ * switches classic cgroup events runs our hook just before), but page
+ * faults and switches that straddle the end of the run (the last move, a
+ * read) may land on either side once.
  * min_clock: what each cgroup ran at least, checked on the classic counts
  * (the work goes on until a kernel count says it got there; where that
  * count is a task's own clock, less the BRACKET_PCT a move's split may
@@ -221,8 +223,9 @@ static void expect_agree(struct shpmu_count b[NCG][NEV],
 		char what[64];
 
 		snprintf(what, sizeof(what), "cgroup %d task-clock", i);
-		cg_expect_twin_bound(b[i][0].value, bounds[i][0], c[i][0].value,
-				     CG_BPF_TWIN_PCT, what);
+		cg_expect_twin_bound(
+			b[i][0].value, bounds[i][0], c[i][0].value,
+			cg_bpf_clock_pct(c[i][0].value, c[i][2].value), what);
 		cr_expect_geq(c[i][0].value, min_clock,
 			      "cgroup %d ran only %llu ns", i,
 			      (unsigned long long)c[i][0].value);
