@@ -26,12 +26,24 @@ __attribute__((constructor)) static void detect_valgrind(void)
 	under_valgrind = getenv("SHPMU_TEST_VALGRIND") != NULL;
 }
 
+static char kept_logs[LOG_KEPT][512];
+
 void record_log(int level, const char *msg, void *arg)
 {
 	(void)level;
 	(void)arg;
 	snprintf(last_log, sizeof(last_log), "%s", msg);
+	snprintf(kept_logs[(unsigned)log_count % LOG_KEPT],
+		 sizeof(kept_logs[0]), "%s", msg);
 	log_count++;
+}
+
+bool logged(const char *a, const char *b)
+{
+	for (int i = 0; i < LOG_KEPT && i < log_count; i++)
+		if (strstr(kept_logs[i], a) && (!b || strstr(kept_logs[i], b)))
+			return true;
+	return false;
 }
 
 struct perf_event_attr sw_attr(uint64_t config, bool disabled)

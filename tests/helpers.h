@@ -145,5 +145,11 @@ struct perf_event_attr named_attr(struct shpmu *p, const char *name);
 extern char last_log[512];
 extern int log_count;
 void record_log(int level, const char *msg, void *arg);
+/* Whether one of the last LOG_KEPT messages holds both a and b (b may be
+ * NULL): a check of a message that another may follow at once (the
+ * notice of switches the kernel hid from the BPF program comes at any
+ * settle). */
+#define LOG_KEPT 8
+bool logged(const char *a, const char *b);
 
 #endif

@@ -131,9 +131,10 @@ Test(bpf, agrees_with_classic_cgroup_events)
 		char what[64];
 
 		snprintf(what, sizeof(what), "%s task-clock", names[i]);
-		/* (The tolerance: see CG_BPF_TWIN_PCT.) */
-		cg_expect_twin_bound(b[i][0].value, bound[i][0], c[i][0].value,
-				     CG_BPF_TWIN_PCT, what);
+		/* (The tolerance: see cg_bpf_clock_pct().) */
+		cg_expect_twin_bound(
+			b[i][0].value, bound[i][0], c[i][0].value,
+			cg_bpf_clock_pct(c[i][0].value, c[i][1].value), what);
 		cg_expect_covers(c[i][0].value, own[i], what);
 		snprintf(what, sizeof(what), "%s context-switches", names[i]);
 		expect_close(b[i][1].value, bound[i][1], c[i][1].value, what);
@@ -231,8 +232,9 @@ Test(bpf, adding_and_removing_cgroups_loses_nothing)
 	bs = cg_read_bound(bpf, hbs, &bound_s);
 	cs = cg_read(classic, hcs);
 	cg_reap(&w);
-	/* (The tolerance: see CG_BPF_TWIN_PCT.) */
-	cg_expect_twin_bound(b.value, bound, c.value, CG_BPF_TWIN_PCT,
+	/* (The tolerance: see cg_bpf_clock_pct().) */
+	cg_expect_twin_bound(b.value, bound, c.value,
+			     cg_bpf_clock_pct(c.value, cs.value),
 			     "steady task-clock");
 	cg_expect_covers(c.value, own, "steady task-clock");
 	expect_close(bs.value, bound_s, cs.value, "steady context-switches");
@@ -528,8 +530,7 @@ Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
 	snprintf(last, sizeof(last), "%s", cg_make("last"));
 
 	h[0] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, first);
-	cr_expect(strstr(last_log, "classic perf events") &&
-			  strstr(last_log, "below the BPF crossover"),
+	cr_expect(logged("classic perf events", "below the BPF crossover"),
 		  "log: %s", last_log);
 	cr_expect_eq(kernel_fds(autos), ncpus, "one classic event per CPU");
 	/* (first is the first of them.) */
@@ -538,8 +539,7 @@ Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
 	cr_expect_eq(fds, (uint64_t)(crossover - 1) * ncpus,
 		     "classic below the crossover of %u", crossover);
 	h[1] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, last);
-	cr_expect(strstr(last_log, "BPF backend from now on"), "log: %s",
-		  last_log);
+	cr_expect(logged("BPF backend from now on", NULL), "log: %s", last_log);
 	cr_expect_eq(kernel_fds(autos), fds + ncpus,
 		     "BPF at the crossover: one perf event per CPU");
 
@@ -846,9 +846,7 @@ Test(bpf, where_bpf_cannot_work_bpf_fails_and_auto_falls_back)
 	log_count = 0;
 	int h = cg_open(p, PERF_COUNT_SW_TASK_CLOCK, cg_make("fallback"));
 	cr_expect_geq(h, 0);
-	cr_expect(strstr(last_log, "classic") &&
-			  strstr(last_log, "cannot work here"),
-		  "log: %s", last_log);
+	cr_expect(logged("classic", "cannot work here"), "log: %s", last_log);
 	shpmu_get_stats(p, &st);
 	cr_expect_eq(st.kernel_fds,
 		     (uint64_t)auto_crossover(online_cpus()) * online_cpus(),
