@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bpf/prog/accumulate.h"
+#include "property.h"
 #include "shpmu/shpmu.h"
 
 static struct counter_value cv(uint64_t counter, uint64_t enabled,
@@ -460,7 +461,7 @@ static void run_all(uint64_t seed)
 		getenv("SHPMU_TEST_VALGRIND") ? SEQUENCES_VALGRIND : SEQUENCES;
 	struct world *w = malloc(sizeof(*w));
 	unsigned long steps = 0, seen[SEEN_N] = {0};
-	struct timespec t0, t1;
+	struct timespec t0;
 
 	cr_assert(w);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -470,21 +471,9 @@ static void run_all(uint64_t seed)
 		for (int i = 0; i < SEEN_N; i++)
 			seen[i] += w->seen[i];
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr,
-		"accumulate: seed %" PRIu64 ": %u sequences, %lu steps, "
-		"%.3f s;",
-		seed, sequences, steps,
-		(double)(t1.tv_sec - t0.tv_sec) +
-			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	for (int i = 0; i < SEEN_N; i++)
-		fprintf(stderr, " %s %lu", seen_names[i], seen[i]);
-	fprintf(stderr, "\n");
 	free(w);
-	for (int i = 0; i < SEEN_N; i++)
-		cr_expect_gt(seen[i], sequences / 4,
-			     "seed %" PRIu64 ": too few %s", seed,
-			     seen_names[i]);
+	property_report("accumulate", seed, sequences, steps, &t0, seen,
+			seen_names, SEEN_N, sequences / 4);
 }
 
 Test(accumulate, random_sequences_from_the_fixed_seed)
@@ -495,12 +484,5 @@ Test(accumulate, random_sequences_from_the_fixed_seed)
 /* A new seed each run (or SHPMU_ACC_SEED's), printed on failure. */
 Test(accumulate, random_sequences_from_a_fresh_seed)
 {
-	const char *env = getenv("SHPMU_ACC_SEED");
-	uint64_t seed;
-
-	if (env)
-		seed = strtoull(env, NULL, 0);
-	else
-		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	run_all(seed);
+	run_all(property_seed("SHPMU_ACC_SEED"));
 }

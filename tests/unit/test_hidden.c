@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "bpf/prog/counted_set.h"
+#include "property.h"
 
 /* Hand-made sets. */
 
@@ -1015,7 +1016,7 @@ static void run_all(uint64_t seed)
 		getenv("SHPMU_TEST_VALGRIND") ? SEQUENCES_VALGRIND : SEQUENCES;
 	struct world *w = malloc(sizeof(*w));
 	unsigned long steps = 0, seen[SEEN_N] = {0};
-	struct timespec t0, t1;
+	struct timespec t0;
 
 	cr_assert(w);
 	if (getenv("SHPMU_HIDDEN_TRACE"))
@@ -1027,20 +1028,9 @@ static void run_all(uint64_t seed)
 		for (int i = 0; i < SEEN_N; i++)
 			seen[i] += w->seen[i];
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr,
-		"hidden: seed %" PRIu64 ": %u sequences, %lu steps, %.3f s;",
-		seed, sequences, steps,
-		(double)(t1.tv_sec - t0.tv_sec) +
-			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	for (int i = 0; i < SEEN_N; i++)
-		fprintf(stderr, " %s %lu", seen_names[i], seen[i]);
-	fprintf(stderr, "\n");
 	free(w);
-	for (int i = 0; i < SEEN_N; i++)
-		cr_expect_gt(seen[i], sequences / 10,
-			     "seed %" PRIu64 ": too few %s", seed,
-			     seen_names[i]);
+	property_report("hidden", seed, sequences, steps, &t0, seen, seen_names,
+			SEEN_N, sequences / 10);
 }
 
 Test(hidden, random_timelines_from_the_fixed_seed)
@@ -1051,14 +1041,7 @@ Test(hidden, random_timelines_from_the_fixed_seed)
 /* A new seed each run (or SHPMU_HIDDEN_SEED's), printed on failure. */
 Test(hidden, random_timelines_from_a_fresh_seed)
 {
-	const char *env = getenv("SHPMU_HIDDEN_SEED");
-	uint64_t seed;
-
-	if (env)
-		seed = strtoull(env, NULL, 0);
-	else
-		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	run_all(seed);
+	run_all(property_seed("SHPMU_HIDDEN_SEED"));
 }
 
 /* Hand-written timelines, one for each plan: every number worked out. */
