@@ -134,16 +134,29 @@ uint64_t cg_ino(const char *abs)
 	return st.st_ino;
 }
 
-static void move_self(const char *abs)
+void cg_move_self(const char *abs)
 {
 	char procs[3 * PATH_MAX + 16];
 	int fd;
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
-	fd = open(procs, O_WRONLY);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
 		_exit(2);
 	close(fd);
+}
+
+void cg_move(const char *abs, pid_t pid)
+{
+	char procs[3 * PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
+	f = fopen(procs, "we");
+	cr_assert(f, "%s: %s", procs, strerror(errno));
+	cr_assert_gt(fprintf(f, "%d\n", pid), 0);
+	cr_assert_eq(fclose(f), 0, "move %d to %s: %s", pid, abs,
+		     strerror(errno));
 }
 
 void cg_keep_only(int a, int b, int c)
@@ -178,7 +191,7 @@ static void child_main(const char *abs, uint64_t cpu_ns, int nsleeps,
 	cg_keep_only(ready_fd, go_fd, report_fd);
 	burn_cpu_ns(CG_PRE_MOVE_NS);
 	if (abs)
-		move_self(abs);
+		cg_move_self(abs);
 	clock = task_clock_open(false);
 	if (clock < 0)
 		_exit(5);

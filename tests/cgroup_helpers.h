@@ -59,6 +59,12 @@ void cg_reap(struct cg_child *c);
  * negative one: none). A parked child must not hold another child's
  * pipe, or that one never sees its end. */
 void cg_keep_only(int a, int b, int c);
+/* Moves this process to cgroup abs: in a forked child, which exits with
+ * status 2 where it cannot (no Criterion assertion outside the test's
+ * process). */
+void cg_move_self(const char *abs);
+/* Moves process pid to cgroup abs, asserting it moved. */
+void cg_move(const char *abs, pid_t pid);
 
 /* A context counting cgroups with this backend, logging to record_log. */
 struct shpmu *cg_context(enum shpmu_cgroup_backend backend);

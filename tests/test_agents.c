@@ -365,18 +365,13 @@ static __attribute__((noreturn)) void worker_main(const char *cg, int go,
 						  int done)
 {
 	const struct timespec nap = {0, NAP_NS};
-	char procs[PATH_MAX + 32], byte;
-	int fd;
+	char byte;
 
 	die_with_parent();
 	if (dup2(go, 0) < 0 || dup2(done, 1) < 0)
 		_exit(2);
 	syscall(SYS_close_range, 3, ~0u, 0);
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	fd = open(procs, O_WRONLY);
-	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
-		_exit(2);
-	close(fd);
+	cg_move_self(cg);
 	if (write(1, "r", 1) != 1)
 		_exit(3);
 	while (read(0, &byte, 1) == 1 && byte == 'g') {
@@ -508,15 +503,7 @@ static void phase_end(void)
 /* Moves a parked worker (blocked on its pipe) to cgroup cg. */
 static void worker_move(struct worker *w, int cg)
 {
-	char procs[PATH_MAX + 32];
-	int fd;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg_paths[cg]);
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	cr_assert_geq(fd, 0, "%s: %s", procs, strerror(errno));
-	cr_assert_gt(dprintf(fd, "%d\n", w->pid), 0, "move %d: %s", w->pid,
-		     strerror(errno));
-	close(fd);
+	cg_move(cg_paths[cg], w->pid);
 }
 
 static void workers_stop(void)

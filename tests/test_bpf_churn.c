@@ -157,31 +157,6 @@ static void log_unseen(const struct shpmu_stats *before, uint64_t bounds,
 			     skip_every);
 }
 
-static void move_self(const char *abs)
-{
-	char procs[PATH_MAX + 16];
-	int fd;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
-		_exit(2);
-	close(fd);
-}
-
-static void move_pid(const char *abs, pid_t pid)
-{
-	char procs[PATH_MAX + 16];
-	FILE *f;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
-	f = fopen(procs, "we");
-	cr_assert(f, "%s: %s", procs, strerror(errno));
-	cr_assert_gt(fprintf(f, "%d\n", pid), 0);
-	cr_assert_eq(fclose(f), 0, "move %d to %s: %s", pid, abs,
-		     strerror(errno));
-}
-
 /* A byte on fd (or EOF: false). */
 static bool get_byte(int fd)
 {
@@ -231,7 +206,7 @@ static struct sleeper sleeper_start(const char *where)
 	if (s.pid == 0) {
 		cg_keep_only(go[0], done[1], -1);
 		die_with_parent();
-		move_self(where);
+		cg_move_self(where);
 		if (write(done[1], "r", 1) != 1)
 			_exit(3);
 		while (get_byte(go[0])) {
@@ -282,7 +257,7 @@ static void moved_while_asleep(uint32_t skip_every)
 					  "a sleeper died");
 				/* Asleep on go: moved while it sleeps. */
 				wait_until_blocked(s[k].pid);
-				move_pid(where[phase], s[k].pid);
+				cg_move(where[phase], s[k].pid);
 			}
 		}
 	/* The last phase ran in a; all are back there, asleep. */
@@ -347,7 +322,7 @@ static pid_t short_lived(const char *where, uint64_t burn_ns)
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		die_with_parent();
-		move_self(where);
+		cg_move_self(where);
 		burn_cpu_ns(burn_ns);
 		sleep_switches(3);
 		exit_ahead();
@@ -455,7 +430,7 @@ static void ping_pong(const char *where, int in, int out, int ready, bool first)
 
 	cg_keep_only(in, out, ready);
 	die_with_parent();
-	move_self(where);
+	cg_move_self(where);
 	if (first && write(out, &byte, 1) != 1)
 		_exit(3);
 	for (long n = 0;; n++) {
@@ -503,7 +478,7 @@ static pid_t burster(const char *where, int go, int done, int hold)
 	if (pid == 0) {
 		cg_keep_only(go, done, hold);
 		die_with_parent();
-		move_self(where);
+		cg_move_self(where);
 		if (write(done, "r", 1) != 1 || !get_byte(go))
 			_exit(3);
 		for (int k = 0; k < BURSTS; k++) {

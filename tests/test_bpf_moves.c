@@ -86,19 +86,6 @@ static void teardown(void)
 
 TestSuite(bpf_moves, .init = setup, .fini = teardown);
 
-static void write_pid(const char *cgroup, pid_t pid)
-{
-	char procs[PATH_MAX + 16];
-	FILE *f;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
-	f = fopen(procs, "w");
-	cr_assert(f, "%s: %s", procs, strerror(errno));
-	cr_assert_gt(fprintf(f, "%d\n", pid), 0);
-	cr_assert_eq(fclose(f), 0, "move %d to %s: %s", pid, cgroup,
-		     strerror(errno));
-}
-
 /* Busy work that never sleeps, with a fresh page fault now and then so
  * that a count other than a clock moves too. */
 static void busy_step(void)
@@ -260,11 +247,11 @@ Test(bpf_moves, a_busy_task_moved_by_another_process)
 	for (int i = 0; i < NCG; i++) {
 		struct count_wait w = {hc[i][0], -1, MOVED_RUN_NS};
 
-		write_pid(paths[i], pid);
+		cg_move(paths[i], pid);
 		cg_wait_for(count_reached, &w,
 			    "the busy task to run in its cgroup");
 	}
-	write_pid(cg_base(), pid);
+	cg_move(cg_base(), pid);
 	read_all(b, c);
 	kill_spinner(pid);
 	expect_agree(b, c, MOVED_RUN_NS);
@@ -409,8 +396,8 @@ Test(bpf_moves, several_busy_tasks_hopping_at_once)
 	for (int round = 0; round < 15; round++) {
 		struct count_wait w[2];
 
-		write_pid(paths[round % NCG], hop[0]);
-		write_pid(paths[(round + 1) % NCG], hop[1]);
+		cg_move(paths[round % NCG], hop[0]);
+		cg_move(paths[(round + 1) % NCG], hop[1]);
 		for (int k = 0; k < 2; k++) {
 			w[k] = (struct count_wait){-1, clock[k], 0};
 			w[k].until = wait_count_now(&w[k]) + HOP_RUN_NS;
@@ -419,8 +406,8 @@ Test(bpf_moves, several_busy_tasks_hopping_at_once)
 			cg_wait_for(count_reached, &w[k],
 				    "a hopping task to run");
 	}
-	write_pid(cg_base(), hop[0]);
-	write_pid(cg_base(), hop[1]);
+	cg_move(cg_base(), hop[0]);
+	cg_move(cg_base(), hop[1]);
 	cr_assert_eq(read(report[0], &r, sizeof(r)), (ssize_t)sizeof(r));
 	read_all(b, c);
 	for (int k = 0; k < 2; k++) {

@@ -253,16 +253,10 @@ Test(hidden, a_hidden_worker_is_within_its_bound)
  * cpu, or exits (no Criterion assertion outside the test's process). */
 static void child_enter(const char *abs, int cpu)
 {
-	char procs[PATH_MAX + 16];
 	cpu_set_t set;
-	int fd;
 
 	die_with_parent();
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", abs);
-	fd = open(procs, O_WRONLY);
-	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0)
-		_exit(2);
-	close(fd);
+	cg_move_self(abs);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
