@@ -169,6 +169,14 @@ static uint64_t wait_count_now(const struct count_wait *w)
 	return v[0];
 }
 
+/* A raw event's count now. */
+static uint64_t clock_now(int fd)
+{
+	struct count_wait w = {-1, fd, 0};
+
+	return wait_count_now(&w);
+}
+
 static bool count_reached(void *arg)
 {
 	const struct count_wait *w = arg;
@@ -225,43 +233,6 @@ static void expect_agree(struct shpmu_count b[NCG][NEV],
 					      2 + y / 200, what);
 		}
 	}
-}
-
-/* A busy task on CPU 1, moved by this process on CPU 0 from A to B to C
- * and out, 100 ms of its run in each (as classic counts it; polled, which
- * reads no BPF count): it never leaves its CPU, so only the move itself
- * can tell the BPF program where its time belongs. */
-#define MOVED_RUN_NS 100000000ull
-Test(bpf_moves, a_busy_task_moved_by_another_process)
-{
-	struct shpmu_count b[NCG][NEV], c[NCG][NEV];
-	uint64_t moves;
-
-	if (online_cpus() < 2)
-		cr_skip_test("needs two CPUs: the mover and the busy task");
-	pin(0);
-	count_cgroups();
-	moves = shpmu__bpf_moves_settled(bpf);
-	pid_t pid = spawn_spinner(1);
-
-	for (int i = 0; i < NCG; i++) {
-		struct count_wait w = {hc[i][0], -1, MOVED_RUN_NS};
-
-		cg_move(paths[i], pid);
-		cg_wait_for(count_reached, &w,
-			    "the busy task to run in its cgroup");
-	}
-	cg_move(cg_base(), pid);
-	read_all(b, c);
-	kill_spinner(pid);
-	expect_agree(b, c, MOVED_RUN_NS);
-	/* (Moves that found the task off its CPU needed no settling. The
-	 * counter is the program's, of every task it found moved while
-	 * running: other processes' moves beside this test count too.) */
-	cr_log_info("%llu moves settled where the task ran (any task's; "
-		    "this test made %d)",
-		    (unsigned long long)(shpmu__bpf_moves_settled(bpf) - moves),
-		    NCG + 1);
 }
 
 /*
@@ -333,17 +304,20 @@ static void expect_bracketed(struct shpmu_count b[NCG][NEV],
 {
 	for (int i = 0; i < NCG; i++) {
 		uint64_t inner = r->pre[i + 1] - r->post[i];
+		uint64_t outer = r->post[i + 1] - r->pre[i];
 		double floor = (double)inner * (100 - BRACKET_PCT) / 100;
 		uint64_t got[2] = {c[i][0].value, b[i][0].value};
 		uint64_t bound[2] = {0, bounds[i][0]};
 
 		for (int k = 0; k < 2; k++) {
-			cr_log_info("cgroup %d %s: %llu ns (bound %llu), the "
-				    "task's own clock %llu ns (%+.3f%%)",
+			cr_log_info("cgroup %d %s: %llu ns (bound %llu) vs the "
+				    "task's own clock %llu to %llu ns (%+.3f%% "
+				    "of the lower)",
 				    i, k ? "BPF" : "classic",
 				    (unsigned long long)got[k],
 				    (unsigned long long)bound[k],
 				    (unsigned long long)inner,
+				    (unsigned long long)outer,
 				    100.0 * ((double)got[k] - (double)inner) /
 					    (double)inner);
 			cr_expect((double)(got[k] + bound[k]) >= floor,
@@ -356,6 +330,53 @@ static void expect_bracketed(struct shpmu_count b[NCG][NEV],
 				  (unsigned long long)inner);
 		}
 	}
+}
+
+/* A busy task on CPU 1, moved by this process on CPU 0 from A to B to C
+ * and out, 100 ms of its run in each (as classic counts it; polled, which
+ * reads no BPF count): it never leaves its CPU, so only the move itself
+ * can tell the BPF program where its time belongs. */
+#define MOVED_RUN_NS 100000000ull
+Test(bpf_moves, a_busy_task_moved_by_another_process)
+{
+	struct shpmu_count b[NCG][NEV], c[NCG][NEV];
+	struct self_report r;
+	uint64_t moves;
+
+	if (online_cpus() < 2)
+		cr_skip_test("needs two CPUs: the mover and the busy task");
+	pin(0);
+	count_cgroups();
+	moves = shpmu__bpf_moves_settled(bpf);
+	pid_t pid = spawn_spinner(1);
+	/* The task's own clock just before and after each move, as the
+	 * self-mover reports its own (expect_bracketed()). */
+	int clock = raw_open(PERF_COUNT_SW_TASK_CLOCK, pid, -1);
+
+	raw_enable(clock);
+	for (int i = 0; i <= NCG; i++) {
+		struct count_wait w = {i < NCG ? hc[i][0] : -1, -1,
+				       MOVED_RUN_NS};
+
+		r.pre[i] = clock_now(clock);
+		cg_move(i < NCG ? paths[i] : cg_base(), pid);
+		r.post[i] = clock_now(clock);
+		if (i < NCG)
+			cg_wait_for(count_reached, &w,
+				    "the busy task to run in its cgroup");
+	}
+	read_all(b, c);
+	close(clock);
+	kill_spinner(pid);
+	expect_agree(b, c, MOVED_RUN_NS);
+	expect_bracketed(b, c, &r);
+	/* (Moves that found the task off its CPU needed no settling. The
+	 * counter is the program's, of every task it found moved while
+	 * running: other processes' moves beside this test count too.) */
+	cr_log_info("%llu moves settled where the task ran (any task's; "
+		    "this test made %d)",
+		    (unsigned long long)(shpmu__bpf_moves_settled(bpf) - moves),
+		    NCG + 1);
 }
 
 Test(bpf_moves, a_busy_task_moving_itself)
