@@ -22,7 +22,7 @@ static void busy(int n)
 
 int main(void)
 {
-	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK}; /* any CPU */
 	struct perf_event_attr attr;
 	struct shpmu_count a, b;
 	struct shpmu_stats st;

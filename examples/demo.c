@@ -129,7 +129,7 @@ static void plan(bool containers)
 {
 	struct shpmu_target all = {.kind = SHPMU_TARGET_CPU,
 				   .cpu = SHPMU_ALL_CPUS};
-	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK}; /* any CPU */
 
 	add("cpu", "cpu-clock", all, "all CPUs");
 	add("cpu", "context-switches", all, "all CPUs");

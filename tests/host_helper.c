@@ -75,6 +75,7 @@ static int parse_target(const char *s, struct shpmu_target *t)
 	if (!strncmp(s, "cpu:", 4)) {
 		t->kind = SHPMU_TARGET_CPU;
 		t->cpu = strcmp(s + 4, "all") ? atoi(s + 4) : SHPMU_ALL_CPUS;
+		t->flags = t->cpu >= 0 ? SHPMU_TARGET_BIND_CPU : 0;
 		return 0;
 	}
 	if (!strncmp(s, "cg:", 3)) {

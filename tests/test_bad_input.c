@@ -141,7 +141,9 @@ static int open_cpu_bad_cpu(void)
 
 static int open_cpu_out_of_range(void)
 {
-	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 100000};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = 100000,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 
 	return open_with(good_attr(), t);
 }
@@ -191,22 +193,28 @@ static int open_cgroup_bad_cpu(void)
 static int open_cgroup_offline_cpu(void)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target t = {
-		.kind = SHPMU_TARGET_CGROUP, .cpu = 5000, .cgroup_path = ""};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
+				 .cpu = 5000,
+				 .flags = SHPMU_TARGET_BIND_CPU,
+				 .cgroup_path = ""};
 
 	return open_with(a, t);
 }
 
 static int open_cpu_offline_cpu(void)
 {
-	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 5000};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = 5000,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 
 	return open_with(good_attr(), t);
 }
 
 static int open_task_offline_cpu(void)
 {
-	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK, .cpu = 5000};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_TASK,
+				 .cpu = 5000,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 
 	return open_with(good_attr(), t);
 }

@@ -210,8 +210,10 @@ Test(cgroups, a_path_and_its_id_share_one_event_per_cpu)
 	cr_expect_eq(count_perf_fds(), online_cpus());
 	/* One CPU only is another event. */
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target one = {
-		.kind = SHPMU_TARGET_CGROUP, .cpu = 0, .cgroup_path = abs};
+	struct shpmu_target one = {.kind = SHPMU_TARGET_CGROUP,
+				   .cpu = 0,
+				   .flags = SHPMU_TARGET_BIND_CPU,
+				   .cgroup_path = abs};
 	cr_assert_geq(shpmu_open(pmu, &a, &one), 0);
 	cr_expect_eq(count_perf_fds(), online_cpus() + 1);
 }

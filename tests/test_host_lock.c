@@ -55,7 +55,9 @@ static int open_cpu0(struct shpmu *pmu)
 	struct perf_event_attr attr = {.size = sizeof(attr),
 				       .type = PERF_TYPE_SOFTWARE,
 				       .config = PERF_COUNT_SW_TASK_CLOCK};
-	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = 0,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 
 	return shpmu_open(pmu, &attr, &t);
 }

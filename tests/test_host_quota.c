@@ -182,7 +182,9 @@ Test(host_quota, a_member_counts_at_most_its_share_of_tasks)
 Test(host_quota, a_member_holds_at_most_its_share_of_refs)
 {
 	struct shpmu *pmu;
-	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = 0,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 
 	shpmu__host_quota_refs = 2;
 	pmu = join();

@@ -410,7 +410,9 @@ static void cpu_window(int cpu, enum shpmu_cgroup_backend b)
 	int n = cpu == SHPMU_ALL_CPUS ? ncpus : 1;
 	/* The child burns on the last CPU the handle spans. */
 	int busy = first + n - 1;
-	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU, .cpu = cpu};
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
+				 .cpu = cpu,
+				 .flags = SHPMU_TARGET_BIND_CPU};
 	char what[96];
 
 	need_hw();
@@ -847,7 +849,9 @@ static double probe_ratio(int h)
 static void multiplexing(enum shpmu_cgroup_backend b)
 {
 	struct shpmu_target self = self_target();
-	struct shpmu_target on0 = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	struct shpmu_target on0 = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = 0,
+				   .flags = SHPMU_TARGET_BIND_CPU};
 	const struct shpmu_target *where =
 		b == SHPMU_CGROUP_BACKEND_BPF ? &on0 : &self;
 	char what[96];

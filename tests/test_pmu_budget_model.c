@@ -284,7 +284,9 @@ Test(budget_model, hybrid_process_on_one_cpu_is_not_split)
 {
 	struct perf_event_attr ins =
 		attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	struct shpmu_target proc = {.kind = SHPMU_TARGET_PROCESS, .cpu = 0};
+	struct shpmu_target proc = {.kind = SHPMU_TARGET_PROCESS,
+				    .cpu = 0,
+				    .flags = SHPMU_TARGET_BIND_CPU};
 	unsigned int before, threads;
 
 	model("hybrid=core:6+atom:4,clock=manual");

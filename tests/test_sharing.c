@@ -112,7 +112,9 @@ Test(sharing, differences_that_change_the_count_do_not_share)
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
 	struct perf_event_attr k = a, other = a, inh = a;
 	struct shpmu_target t = self_target();
-	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_TASK, .cpu = 0};
+	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_TASK,
+				    .cpu = 0,
+				    .flags = SHPMU_TARGET_BIND_CPU};
 
 	k.exclude_kernel = 1;
 	other.config = PERF_COUNT_SW_PAGE_FAULTS;

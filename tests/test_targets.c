@@ -126,7 +126,9 @@ Test(targets, inherit_counts_children_and_plain_does_not)
 Test(targets, multiplexed_times_are_per_handle_and_scaled)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, true);
-	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK, .cpu = 1};
+	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK,
+				   .cpu = 1,
+				   .flags = SHPMU_TARGET_BIND_CPU};
 	struct shpmu_count c1, c2;
 	struct twin t1, t2;
 	int h1, h2;
@@ -199,7 +201,9 @@ Test(targets, multiplexed_times_are_per_handle_and_scaled)
 Test(targets, an_event_that_never_ran_scales_to_zero)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);
-	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK, .cpu = 1};
+	struct shpmu_target on1 = {.kind = SHPMU_TARGET_TASK,
+				   .cpu = 1,
+				   .flags = SHPMU_TARGET_BIND_CPU};
 	struct shpmu_count c;
 	struct twin t;
 	int h;

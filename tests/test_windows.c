@@ -139,7 +139,9 @@ Test(windows, two_handles_report_their_own_windows)
 Test(windows, cpu_target_windows_follow_the_cpus_clock)
 {
 	struct perf_event_attr attr = sw_attr(PERF_COUNT_SW_CPU_CLOCK, true);
-	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_CPU, .cpu = 0};
+	struct shpmu_target cpu0 = {.kind = SHPMU_TARGET_CPU,
+				    .cpu = 0,
+				    .flags = SHPMU_TARGET_BIND_CPU};
 	bool ok = false;
 
 	for (int attempt = 0; attempt < TRIES && !ok; attempt++) {

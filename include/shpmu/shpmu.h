@@ -171,13 +171,28 @@ enum shpmu_target_kind {
 	SHPMU_TARGET_PROCESS = 3,
 };
 
-/** shpmu_target.cpu value meaning every online CPU. */
+/** shpmu_target.cpu value meaning every CPU: the same as 0 without
+ *  SHPMU_TARGET_BIND_CPU. */
 #define SHPMU_ALL_CPUS (-1)
+
+/** Flags of struct shpmu_target (0.4). */
+enum shpmu_target_flags {
+	/** Count on shpmu_target.cpu alone: a task or process only while
+	 *  it runs there, a CPU or cgroup target on that CPU. */
+	SHPMU_TARGET_BIND_CPU = 1u << 0,
+};
 
 /**
  * The thing to count. Zero-initialize it (a designated initializer does),
- * then set what the kind uses: reserved is room for fields later versions
- * add, which must be zero until then (-EINVAL otherwise).
+ * then set what the kind uses: the zero target counts everywhere (a task
+ * or process on any CPU, a CPU or cgroup target on every online CPU), and
+ * one CPU is asked for with SHPMU_TARGET_BIND_CPU. reserved is room for
+ * fields later versions add, which must be zero until then (-EINVAL
+ * otherwise).
+ *
+ * Binaries built against 0.3 or earlier keep that version's meaning of
+ * cpu, where 0 is CPU 0 alone (their calls bind to the older symbol
+ * versions).
  */
 struct shpmu_target {
 	enum shpmu_target_kind kind;
@@ -185,12 +200,17 @@ struct shpmu_target {
 	 *  PROCESS: 0 = the calling process, else a process id (a
 	 *  thread-group leader: any other tid gives -EINVAL) */
 	pid_t pid;
-	/** TASK and PROCESS: -1 = any CPU, else only while on this CPU;
-	 *  CPU and CGROUP: a CPU or SHPMU_ALL_CPUS */
+	/** With SHPMU_TARGET_BIND_CPU: the CPU to count on (0 or more).
+	 *  Without it: 0 or SHPMU_ALL_CPUS, both meaning every CPU; any
+	 *  other value gives -EINVAL, so that no CPU number is taken for
+	 *  every CPU unnoticed. */
 	int cpu;
 	uint64_t cgroup_id;	 /**< CGROUP: the cgroup's id, or 0 */
 	const char *cgroup_path; /**< CGROUP: used when cgroup_id is 0 */
-	uint64_t reserved[4];	 /**< zero */
+	/** enum shpmu_target_flags (0.4; in 0.3 this was reserved) */
+	uint32_t flags;
+	uint32_t reserved32;  /**< zero */
+	uint64_t reserved[3]; /**< zero */
 };
 
 /** The most events one group (shpmu_open_group()) may hold. */
@@ -266,7 +286,9 @@ SHPMU_API void shpmu_free(struct shpmu *pmu);
  * exited: a new request for a reused tid gets a new event.
  *
  * @return a handle >= 0, or -EINVAL (NULL pointer, bad size, bad target,
- *         a CPU that is not online, non-zero target->reserved),
+ *         a CPU that is not online, non-zero target->reserved, unknown
+ *         target->flags, a cpu other than 0 and SHPMU_ALL_CPUS without
+ *         SHPMU_TARGET_BIND_CPU or a negative one with it),
  *         -E2BIG (attr bytes past what this version knows are non-zero, or
  *         a size over a page),
  *         -EOPNOTSUPP (sampling, sigtrap), -ENOENT (no such cgroup),

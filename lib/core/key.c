@@ -107,10 +107,58 @@ void key_to_attr(const struct event_key *key, uint64_t read_format, void *buf)
 	       sizeof(key->config3));
 }
 
-int target_to_key(const struct shpmu_target *target, struct target_key *key,
-		  const char **why)
+/*
+ * The CPU a target counts on, or -1 for every CPU (any, for a task), by
+ * the rule of the caller's version: from 0.4 one CPU only with
+ * SHPMU_TARGET_BIND_CPU, so that a zeroed target counts everywhere;
+ * before, any cpu >= 0 was one CPU and flags was reserved.
+ */
+static int target_cpu(const struct shpmu_target *target, bool cpu_rule_0_3,
+		      int *cpu, const char **why)
 {
+	bool bound = target->flags & SHPMU_TARGET_BIND_CPU;
+
+	if (cpu_rule_0_3) {
+		if (target->flags) {
+			*why = "target: reserved fields are set (they must be "
+			       "zero: zero-initialize the target)";
+			return -EINVAL;
+		}
+		bound = target->cpu >= 0;
+	} else if (target->flags & ~(uint32_t)SHPMU_TARGET_BIND_CPU) {
+		*why = "target: unknown flags (SHPMU_TARGET_BIND_CPU is the "
+		       "only one)";
+		return -EINVAL;
+	} else if (bound && target->cpu < 0) {
+		*why = "target: SHPMU_TARGET_BIND_CPU needs cpu to be a CPU "
+		       "(0 or more)";
+		return -EINVAL;
+	} else if (!bound && target->cpu != 0 &&
+		   target->cpu != SHPMU_ALL_CPUS) {
+		*why = "target: cpu is set without SHPMU_TARGET_BIND_CPU: set "
+		       "the flag to count on that CPU alone (0 and "
+		       "SHPMU_ALL_CPUS count on every CPU)";
+		return -EINVAL;
+	}
+	if (!bound && target->cpu < -1) {
+		*why = "target: cpu must be -1 (every CPU) or a CPU";
+		return -EINVAL;
+	}
+	*cpu = bound ? target->cpu : -1;
+	return 0;
+}
+
+int target_to_key(const struct shpmu_target *target, bool cpu_rule_0_3,
+		  struct target_key *key, const char **why)
+{
+	int cpu, err;
+
 	memset(key, 0, sizeof(*key));
+	if (target->reserved32) {
+		*why = "target: reserved fields are set (they must be zero: "
+		       "zero-initialize the target)";
+		return -EINVAL;
+	}
 	for (size_t i = 0;
 	     i < sizeof(target->reserved) / sizeof(target->reserved[0]); i++)
 		if (target->reserved[i]) {
@@ -118,7 +166,11 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 			       "zero: zero-initialize the target)";
 			return -EINVAL;
 		}
+	err = target_cpu(target, cpu_rule_0_3, &cpu, why);
+	if (err)
+		return err;
 	key->kind = target->kind;
+	key->cpu = cpu;
 	switch (target->kind) {
 	case SHPMU_TARGET_TASK:
 		if (target->pid < 0) {
@@ -126,13 +178,8 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 			       "tid/pid";
 			return -EINVAL;
 		}
-		if (target->cpu < -1) {
-			*why = "task target: cpu must be -1 (any) or a CPU";
-			return -EINVAL;
-		}
 		/* Two threads asking for "pid 0" mean two different tasks. */
 		key->pid = target->pid ? target->pid : task_self();
-		key->cpu = target->cpu;
 		return 0;
 	case SHPMU_TARGET_PROCESS:
 		if (target->pid < 0) {
@@ -140,35 +187,18 @@ int target_to_key(const struct shpmu_target *target, struct target_key *key,
 			       "or a process id";
 			return -EINVAL;
 		}
-		if (target->cpu < -1) {
-			*why = "process target: cpu must be -1 (any) or a CPU";
-			return -EINVAL;
-		}
 		key->pid = target->pid ? target->pid : getpid();
-		key->cpu = target->cpu;
 		return 0;
 	case SHPMU_TARGET_CPU:
-		if (target->cpu < SHPMU_ALL_CPUS) {
-			*why = "cpu target: cpu must be a CPU or "
-			       "SHPMU_ALL_CPUS";
-			return -EINVAL;
-		}
 		key->pid = -1;
-		key->cpu = target->cpu;
 		return 0;
 	case SHPMU_TARGET_CGROUP:
-		if (target->cpu < SHPMU_ALL_CPUS) {
-			*why = "cgroup target: cpu must be a CPU or "
-			       "SHPMU_ALL_CPUS";
-			return -EINVAL;
-		}
 		if (!target->cgroup_id && !target->cgroup_path) {
 			*why = "cgroup target: set cgroup_id or cgroup_path";
 			return -EINVAL;
 		}
 		/* The id goes in once the cgroup is resolved. */
 		key->pid = -1;
-		key->cpu = target->cpu;
 		return 0;
 	}
 	*why = "unknown target kind";

@@ -92,9 +92,11 @@ int key_from_attr(const struct perf_event_attr *attr, struct event_key *key,
 void key_to_attr(const struct event_key *key, uint64_t read_format, void *buf);
 
 /* Validates a target and reduces it to its key: 0 or -EINVAL. A cgroup
- * target's id is left for the caller to resolve. */
-int target_to_key(const struct shpmu_target *target, struct target_key *key,
-		  const char **why);
+ * target's id is left for the caller to resolve. cpu_rule_0_3: the
+ * caller was built against 0.3 or earlier, whose cpu >= 0 is one CPU
+ * and whose flags are reserved (target_cpu() in key.c). */
+int target_to_key(const struct shpmu_target *target, bool cpu_rule_0_3,
+		  struct target_key *key, const char **why);
 
 /* The whole sharing key: a target and the events opened on it, more than
  * one for a group (a group shares only with an identical group). */

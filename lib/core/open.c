@@ -318,12 +318,22 @@ static int open_resolved(struct shpmu *pmu, struct share_key *key,
 	return err;
 }
 
-/* shpmu_open (group false, n 1) and shpmu_open_group: the key, from
- * every attr and the target, then the open. */
+/* How a public open call was made: shpmu_open_group's or one event's,
+ * its enum shpmu_open_flags, and whether the caller was built against
+ * 0.3 or earlier (target_to_key()). */
+struct open_call {
+	bool group;
+	unsigned int flags;
+	bool cpu_rule_0_3;
+};
+
+/* shpmu_open (n 1) and shpmu_open_group: the key, from every attr and the
+ * target, then the open. */
 static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
-			size_t n, const struct shpmu_target *target, bool group,
-			unsigned int flags)
+			size_t n, const struct shpmu_target *target,
+			struct open_call call)
 {
+	bool group = call.group;
 	const char *fn = group ? "shpmu_open_group" : "shpmu_open";
 	union single_key inline_key;
 	bool disabled, member_disabled;
@@ -350,29 +360,52 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
 		err = key_from_attr(&attrs[i], &key->events[i],
 				    i ? &member_disabled : &disabled, &why);
 	if (!err)
-		err = target_to_key(target, &key->target, &why);
+		err = target_to_key(target, call.cpu_rule_0_3, &key->target,
+				    &why);
 	if (err)
 		pr_err(pmu, "%s: %s", fn, why);
 	else
-		err = open_resolved(pmu, key, target, disabled, flags);
+		err = open_resolved(pmu, key, target, disabled, call.flags);
 	small_free(key, &inline_key);
 	return shpmu_err(err);
 }
 
+/* The 0.4 calls, and those that binaries built against 0.2 and 0.3 bind
+ * to, whose targets follow the 0.3 rule (compat.c holds 0.1's). */
+int shpmu_open_v0_4(struct shpmu *pmu, const struct perf_event_attr *attr,
+		    const struct shpmu_target *target)
+{
+	API_CALL(pmu, open_checked(pmu, attr, 1, target,
+				   (struct open_call){.group = false}));
+}
+SHPMU_DEFAULT_VERSION(shpmu_open_v0_4, shpmu_open, "LIBSHPMU_0.4");
+
 int shpmu_open_v0_2(struct shpmu *pmu, const struct perf_event_attr *attr,
 		    const struct shpmu_target *target)
 {
-	API_CALL(pmu, open_checked(pmu, attr, 1, target, false, 0));
+	API_CALL(pmu, open_checked(pmu, attr, 1, target,
+				   (struct open_call){.cpu_rule_0_3 = true}));
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
+SHPMU_COMPAT_VERSION(shpmu_open_v0_2, shpmu_open, "LIBSHPMU_0.2");
+
+int shpmu_open_group_v0_4(struct shpmu *pmu,
+			  const struct perf_event_attr *attrs, size_t n,
+			  const struct shpmu_target *target)
+{
+	API_CALL(pmu, open_checked(pmu, attrs, n, target,
+				   (struct open_call){.group = true}));
+}
+SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_4, shpmu_open_group, "LIBSHPMU_0.4");
 
 int shpmu_open_group_v0_2(struct shpmu *pmu,
 			  const struct perf_event_attr *attrs, size_t n,
 			  const struct shpmu_target *target)
 {
-	API_CALL(pmu, open_checked(pmu, attrs, n, target, true, 0));
+	API_CALL(pmu, open_checked(pmu, attrs, n, target,
+				   (struct open_call){.group = true,
+						      .cpu_rule_0_3 = true}));
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, "LIBSHPMU_0.2");
+SHPMU_COMPAT_VERSION(shpmu_open_group_v0_2, shpmu_open_group, "LIBSHPMU_0.2");
 
 #define SHPMU_OPEN_F_ALL SHPMU_OPEN_NO_MULTIPLEX
 
@@ -417,22 +450,34 @@ static int open_opts_check(struct shpmu *pmu,
 static int open_opts_checked(struct shpmu *pmu,
 			     const struct perf_event_attr *attr,
 			     const struct shpmu_target *target,
-			     const struct shpmu_open_opts *opts)
+			     const struct shpmu_open_opts *opts,
+			     bool cpu_rule_0_3)
 {
 	unsigned int flags;
 	int err = open_opts_check(pmu, opts, &flags);
 
 	if (err)
 		return shpmu_err(err);
-	return open_checked(pmu, attr, 1, target, false, flags);
+	return open_checked(pmu, attr, 1, target,
+			    (struct open_call){.flags = flags,
+					       .cpu_rule_0_3 = cpu_rule_0_3});
 }
 
-int shpmu_open_opts(struct shpmu *pmu, const struct perf_event_attr *attr,
-		    const struct shpmu_target *target,
-		    const struct shpmu_open_opts *opts)
+int shpmu_open_opts_v0_4(struct shpmu *pmu, const struct perf_event_attr *attr,
+			 const struct shpmu_target *target,
+			 const struct shpmu_open_opts *opts)
 {
-	API_CALL(pmu, open_opts_checked(pmu, attr, target, opts));
+	API_CALL(pmu, open_opts_checked(pmu, attr, target, opts, false));
 }
+SHPMU_DEFAULT_VERSION(shpmu_open_opts_v0_4, shpmu_open_opts, "LIBSHPMU_0.4");
+
+int shpmu_open_opts_v0_3(struct shpmu *pmu, const struct perf_event_attr *attr,
+			 const struct shpmu_target *target,
+			 const struct shpmu_open_opts *opts)
+{
+	API_CALL(pmu, open_opts_checked(pmu, attr, target, opts, true));
+}
+SHPMU_COMPAT_VERSION(shpmu_open_opts_v0_3, shpmu_open_opts, "LIBSHPMU_0.3");
 
 /* Closes a locked, live handle (context lock held); unlocks its stripe.
  * Returns its event when this was the last handle on it, for the caller

@@ -49,8 +49,12 @@ int shpmu_event_attr(struct shpmu *pmu, const char *event,
 	return shpmu_err(err);
 }
 
-int shpmu_open_name_v0_2(struct shpmu *pmu, const char *event,
-			 const struct shpmu_target *target)
+/* shpmu_open_name with the open of the caller's version. */
+static int open_name(struct shpmu *pmu, const char *event,
+		     const struct shpmu_target *target,
+		     int (*open_fn)(struct shpmu *,
+				    const struct perf_event_attr *,
+				    const struct shpmu_target *))
 {
 	struct perf_event_attr attr;
 	int err;
@@ -58,9 +62,23 @@ int shpmu_open_name_v0_2(struct shpmu *pmu, const char *event,
 	err = shpmu_event_attr(pmu, event, &attr);
 	if (err)
 		return err;
-	return shpmu_open(pmu, &attr, target);
+	return open_fn(pmu, &attr, target);
 }
-SHPMU_DEFAULT_VERSION(shpmu_open_name_v0_2, shpmu_open_name, "LIBSHPMU_0.2");
+
+int shpmu_open_name_v0_4(struct shpmu *pmu, const char *event,
+			 const struct shpmu_target *target)
+{
+	return open_name(pmu, event, target, shpmu_open_v0_4);
+}
+SHPMU_DEFAULT_VERSION(shpmu_open_name_v0_4, shpmu_open_name, "LIBSHPMU_0.4");
+
+/* Binaries built against 0.2 and 0.3: their targets' 0.3 rule. */
+int shpmu_open_name_v0_2(struct shpmu *pmu, const char *event,
+			 const struct shpmu_target *target)
+{
+	return open_name(pmu, event, target, shpmu_open_v0_2);
+}
+SHPMU_COMPAT_VERSION(shpmu_open_name_v0_2, shpmu_open_name, "LIBSHPMU_0.2");
 
 int shpmu_list_events(struct shpmu *pmu,
 		      int (*cb)(const char *name, const char *desc, void *arg),

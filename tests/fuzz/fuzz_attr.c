@@ -96,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		t.pid &= 0x7; /* small pids: the fake ignores them anyway */
 		memcpy(&t.cpu, p + 5, sizeof(t.cpu));
 		t.cpu = t.cpu % 4 - 1;
+		t.flags = p[11] % 3; /* bound, not, and an unknown flag */
 		t.cgroup_path = (p[9] & 1) ? "" : NULL;
 		t.cgroup_id = p[10];
 	}

@@ -77,7 +77,9 @@ static int pick_events(struct exporter *x)
 {
 	const char *const *names =
 		x->opts->default_events ? default_events : x->opts->events;
-	struct shpmu_target cpu = {.kind = SHPMU_TARGET_CPU, .cpu = x->cpus[0]};
+	struct shpmu_target cpu = {.kind = SHPMU_TARGET_CPU,
+				   .cpu = x->cpus[0],
+				   .flags = SHPMU_TARGET_BIND_CPU};
 
 	for (size_t i = 0; names[i]; i++) {
 		struct perf_event_attr attr;
@@ -113,7 +115,8 @@ static int open_cpus(struct exporter *x)
 		return -ENOMEM;
 	for (int c = 0; c < x->ncpus; c++) {
 		struct shpmu_target t = {.kind = SHPMU_TARGET_CPU,
-					 .cpu = x->cpus[c]};
+					 .cpu = x->cpus[c],
+					 .flags = SHPMU_TARGET_BIND_CPU};
 
 		for (size_t e = 0; e < x->nevents; e++) {
 			int h = shpmu_open_name(x->pmu, x->events[e].name, &t);

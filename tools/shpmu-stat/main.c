@@ -195,17 +195,33 @@ static int check_cgroup(struct shpmu *pmu, const struct options *o, size_t g)
 	return err;
 }
 
+/* On the c-th CPU asked for (bound to it), or on every CPU. */
+static void on_cpu(struct shpmu_target *t, const struct options *o, int c)
+{
+	t->cpu = o->ncpus ? o->cpus[c] : SHPMU_ALL_CPUS;
+	t->flags = o->ncpus ? SHPMU_TARGET_BIND_CPU : 0;
+}
+
 /* Cgroup g (by id or path) on the c-th CPU asked for, or on all. */
 static int add_cgroup_target(const struct options *o, size_t g, int c)
 {
 	struct shpmu_target t = {
 		.kind = SHPMU_TARGET_CGROUP,
-		.cpu = o->ncpus ? o->cpus[c] : SHPMU_ALL_CPUS,
 		.cgroup_id = o->cgroup_ids[g],
 		.cgroup_path = o->cgroup_ids[g] ? NULL : o->cgroups[g],
 	};
 
+	on_cpu(&t, o, c);
 	return add_target(t, (int)g);
+}
+
+/* Everything on the c-th CPU asked for, or on all. */
+static int add_cpu_target(const struct options *o, int c)
+{
+	struct shpmu_target t = {.kind = SHPMU_TARGET_CPU};
+
+	on_cpu(&t, o, c);
+	return add_target(t, -1);
 }
 
 static int build_targets(struct shpmu *pmu, const struct options *o,
@@ -225,12 +241,7 @@ static int build_targets(struct shpmu *pmu, const struct options *o,
 	}
 	if (o->all_cpus || o->ncpus) {
 		for (int c = 0; c < ncpus; c++)
-			if (add_target(
-				    (struct shpmu_target){
-					    .kind = SHPMU_TARGET_CPU,
-					    .cpu = o->ncpus ? o->cpus[c]
-							    : SHPMU_ALL_CPUS},
-				    -1))
+			if (add_cpu_target(o, c))
 				return -1;
 		return 0;
 	}

@@ -76,9 +76,10 @@ func (t Target) toC() (*cTarget, error) {
 	}
 	ct.t.kind = uint32(t.Kind)
 	ct.t.pid = C.pid_t(t.PID)
-	ct.t.cpu = -1 // SHPMU_ALL_CPUS, and any CPU for tasks
+	// The zero C target counts everywhere; one CPU is asked for.
 	if t.BindCPU {
 		ct.t.cpu = C.int(t.CPU)
+		ct.t.flags = C.SHPMU_TARGET_BIND_CPU
 	}
 	ct.t.cgroup_id = C.uint64_t(t.CgroupID)
 	if t.Kind == TargetCgroup && t.CgroupID == 0 {
