@@ -828,6 +828,41 @@ def has_core_pmu():
         os.path.exists(f"{devices}/{d}/cpus") for d in os.listdir(devices))
 
 
+def check_words(exp):
+    """What issue 41's new user read (exp runs with the default events):
+    plain HELP lines, the root cgroup's clocks marked as holding idle
+    time, the library's explanation where an event is left out, and the
+    exporter's own flag where the library names its C option."""
+    _, text = exp.scrape()
+    helps = {l.split()[2]: l for l in text.splitlines()
+             if l.startswith("# HELP ")}
+    running = helps.get("shpmu_cgroup_time_running_seconds_total", "")
+    check("Time the event was counting on the PMU" in running and
+          "Time of that" not in running, f"time_running's HELP: {running}")
+    clock = helps.get("shpmu_cgroup_clock_seconds_total", "")
+    check("root cgroup (label /)" in clock and "idle" in clock,
+          f"the cgroup clock's HELP says the root holds idle time: {clock}")
+    check("idle" not in helps.get("shpmu_cpu_clock_seconds_total", "idle"),
+          "the per-CPU clock's HELP has no note on the root cgroup")
+    left_out = exp.said("leaving out ")
+    if not has_core_pmu():
+        check(len(left_out) == 3, f"no PMU: three events left out: {left_out}")
+    check(all(os.strerror(2) not in l and "no such event here" in l
+              for l in left_out),
+          f"an event left out, in shpmu_explain's words: {left_out}")
+    not_bpf = tempfile.mkdtemp(prefix="shpmu-exporter-not-bpffs-")
+    try:
+        p = subprocess.run([EXPORTER, "--web.listen-address=127.0.0.1:0",
+                            "--scope=host", f"--bpffs={not_bpf}"],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        os.rmdir(not_bpf)
+    check(p.returncode == 1 and "--bpffs" in p.stderr and
+          "opts.bpffs_dir" not in p.stderr,
+          f"--bpffs on no BPF filesystem: the flag named: {p.returncode} "
+          f"{p.stderr}")
+
+
 def check_budget(exp):
     """The counter budget's families: none without a core PMU."""
     _, text = exp.scrape()
@@ -891,6 +926,7 @@ def main():
         exp = Exporter("--scope=host", f"--bpffs={bpffs}/shpmu",
                        f"--cgroup.root={base_label}", "--cgroup.depth=2")
         check_formats(exp, base_label, odd_label)
+        check_words(exp)
         check_budget(exp)
         check_bad_utf8(exp, mount, base_label)
         check_cap(bpffs, base_label)

@@ -416,6 +416,66 @@ if not os.path.exists("/sys/bus/event_source/devices/cpu"):
     check("no hardware PMU" in out.stderr,
           f"the reason, on stderr: {out.stderr}")
 
+# What a new user trips over (issue 41): each mistake said once, in the
+# command line's terms, before the command runs and with no table, and the
+# exit status says so. The command would print "ran" if it were run.
+def stat(*args):
+    return subprocess.run([STAT, *args], capture_output=True, text=True)
+
+
+def online_cpus():
+    """The online CPUs, from sysfs ("0-3,5")."""
+    with open("/sys/devices/system/cpu/online") as f:
+        spans = [s.split("-") for s in f.read().strip().split(",")]
+    return [c for s in spans for c in range(int(s[0]), int(s[-1]) + 1)]
+
+
+offline = max(online_cpus()) + 1
+for cpus in (str(offline), f"0-{offline}"):
+    out = stat("-C", cpus, "--", "echo", "ran")
+    check(out.returncode == 1 and out.stdout == "" and
+          out.stderr.count("\n") == 1 and
+          f"cpu {offline} is not online" in out.stderr,
+          f"-C {cpus} with cpu {offline} offline: exit 1, one line, no "
+          f"table: {out.returncode} {out.stdout!r} {out.stderr!r}")
+out = stat("-G", "no/such/cgroup", "--", "echo", "ran")
+check(out.returncode == 1 and out.stdout == "" and
+      out.stderr.count("\n") == 1 and "no/such/cgroup" in out.stderr,
+      f"-G no/such/cgroup: exit 1, said once: {out.returncode} "
+      f"{out.stdout!r} {out.stderr!r}")
+out = stat("--help")
+check(out.returncode == 0 and out.stdout.startswith("usage: shpmu-stat") and
+      out.stderr == "", f"--help: exit 0, the usage on stdout: "
+      f"{out.returncode} {out.stderr!r}")
+out = stat("--no-such-option", "--", "true")
+check(out.returncode == 2 and "usage: shpmu-stat" in out.stderr,
+      f"a bad option: exit 2, the usage on stderr: {out.returncode} "
+      f"{out.stderr!r}")
+# The header names what was counted, as perf stat names it: with -a the
+# command only says for how long.
+for args, named in ((["-a"], "'system wide'"), (["-C", "0"], "'CPU(s) 0'"),
+                    (["-e", "cs"], "'sleep 0.1'")):
+    out = stat(*args, "--", "sleep", "0.1")
+    check(out.returncode == 0 and
+          f"Performance counter stats for {named}:" in out.stdout,
+          f"{args}: headed {named}: {out.stdout!r}")
+# A cgroup given by id is shown by its path, as -G shows it.
+mount = next((l.split()[4] for l in open("/proc/self/mountinfo")
+              if " - cgroup2 " in l), None)
+if not mount:
+    print("no cgroup2 mount: --cgroup-id's rows are not checked")
+else:
+    made = f"/shpmu-stat-test-{os.getpid()}"
+    os.mkdir(mount + made)
+    try:
+        ids = f"{os.stat(mount).st_ino},{os.stat(mount + made).st_ino}"
+        out = stat("-x,", "--cgroup-id", ids, "-e", "cs", "--", "true")
+    finally:
+        os.rmdir(mount + made)
+    rows = [l.split(",") for l in out.stdout.splitlines() if l]
+    check(out.returncode == 0 and [r[3] for r in rows] == ["/", made],
+          f"--cgroup-id {ids}: rows by path: {rows} {out.stderr!r}")
+
 # -p and --per-thread count a live process: TARGET, a Python process whose
 # threads burn CPU in hashlib, which lets go of the GIL, so that they burn
 # side by side. It talks on stdin and stdout: "ready" once it is set up,

@@ -84,10 +84,11 @@ static void add(struct exporter *x, uint64_t id, const char *walked)
 		goto fail;
 	for (size_t e = 0; e < x->nevents; e++) {
 		int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
+		char why[EXPLAIN_MAX];
 
 		if (h < 0) {
 			say("cgroup %s %s: %s", walked, x->events[e].name,
-			    strerror(-h));
+			    explain(x, -1, h, why, sizeof(why)));
 			close_handles(x, c.handles, e);
 			x->target_errors++;
 			goto fail;

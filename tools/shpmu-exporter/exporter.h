@@ -122,4 +122,16 @@ int serve(struct exporter *x);
 
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Room for explain()'s text. */
+#define EXPLAIN_MAX 1024
+
+/* What err, from a library call on handle h (-1: none), means, in the
+ * library's words (shpmu_explain) so that an error reads the same in
+ * every tool; strerror()'s where it has none. Gives buf. */
+const char *explain(struct exporter *x, int h, int err, char *buf, size_t len);
+
+/* Says a library log message, its option names (opts.bpffs_dir) for C
+ * callers put as the exporter's flags. */
+void say_library(const char *msg);
+
 #endif

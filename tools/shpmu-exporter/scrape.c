@@ -71,25 +71,42 @@ struct family {
 	const char *name; /* OpenMetrics family name (no _total) */
 	enum shows shows;
 	const char *help;
+	/* Per cgroup, what the root's series holds besides: a reader used to
+	 * cAdvisor takes a rate of 2 there for 200% CPU use. */
+	const char *root_note;
 };
 
 static const struct family per_target[] = {
 	{"events", VALUE,
 	 "Events counted, scaled for multiplexing (value x enabled / "
-	 "running)."},
+	 "running).",
+	 NULL},
 	{"clock_seconds", CLOCK,
 	 "Clock events (task-clock, cpu-clock) in seconds, scaled for "
-	 "multiplexing."},
+	 "multiplexing.",
+	 "The root cgroup (label /) holds every CPU's idle task: its clocks "
+	 "count idle time too (about 1 s per CPU per second), so they are "
+	 "not CPU use."},
 	{"time_enabled_seconds", ENABLED,
-	 "Time the event was enabled, summed over the CPUs it spans."},
+	 "Time the event was enabled, summed over the CPUs it spans.", NULL},
 	{"time_running_seconds", RUNNING,
-	 "Time of that it was counting on the PMU: below enabled when "
-	 "multiplexed."},
+	 "Time the event was counting on the PMU, summed over the CPUs it "
+	 "spans: less than the time enabled when multiplexed.",
+	 NULL},
 };
 
 static bool unit_seconds(const struct family *fam)
 {
 	return fam->shows != VALUE;
+}
+
+/* The rest of a HELP line: per cgroup, with what the root holds. */
+static void put_help(FILE *f, const char *kind, const struct family *fam)
+{
+	fprintf(f, "Per %s: %s", kind, fam->help);
+	if (fam->root_note && !strcmp(kind, "cgroup"))
+		fprintf(f, " %s", fam->root_note);
+	fputc('\n', f);
 }
 
 static void header(FILE *f, enum format fmt, const char *kind,
@@ -100,14 +117,13 @@ static void header(FILE *f, enum format fmt, const char *kind,
 		if (unit_seconds(fam))
 			fprintf(f, "# UNIT shpmu_%s_%s seconds\n", kind,
 				fam->name);
-		fprintf(f, "# HELP shpmu_%s_%s Per %s: %s\n", kind, fam->name,
-			kind, fam->help);
-	} else {
-		fprintf(f, "# HELP shpmu_%s_%s_total Per %s: %s\n", kind,
-			fam->name, kind, fam->help);
-		fprintf(f, "# TYPE shpmu_%s_%s_total counter\n", kind,
-			fam->name);
+		fprintf(f, "# HELP shpmu_%s_%s ", kind, fam->name);
+		put_help(f, kind, fam);
+		return;
 	}
+	fprintf(f, "# HELP shpmu_%s_%s_total ", kind, fam->name);
+	put_help(f, kind, fam);
+	fprintf(f, "# TYPE shpmu_%s_%s_total counter\n", kind, fam->name);
 }
 
 void put_seconds(FILE *f, uint64_t ns)
@@ -176,12 +192,13 @@ static int read_all(struct exporter *x, struct reading *r)
 	/* One bad target must not cost the others their scrape. */
 	for (i = 0; i < r->n; i++) {
 		int err = shpmu_read(x->pmu, r->hs[i], &r->counts[i]);
+		char why[EXPLAIN_MAX];
 
 		r->ok[i] = !err;
 		if (err) {
 			x->target_errors++;
 			say("a read failed: %s; left out of this scrape",
-			    strerror(-err));
+			    explain(x, r->hs[i], err, why, sizeof(why)));
 		}
 	}
 	return 0;

@@ -24,7 +24,7 @@ static void log_to_stderr(int level, const char *msg, void *arg)
 	const struct exporter *x = arg;
 
 	if ((level <= SHPMU_LOG_WARN && !x->probing) || x->opts->verbose)
-		say("%s", msg);
+		say_library(msg);
 }
 
 /* The online CPUs, from sysfs ("0-3,5"). */
@@ -83,6 +83,7 @@ static int pick_events(struct exporter *x)
 
 	for (size_t i = 0; names[i]; i++) {
 		struct perf_event_attr attr;
+		char why[EXPLAIN_MAX];
 		int h, err;
 
 		/* One line per event left out, not the library's too. */
@@ -94,7 +95,8 @@ static int pick_events(struct exporter *x)
 		}
 		x->probing = false;
 		if (err) {
-			say("leaving out %s: %s", names[i], strerror(-err));
+			say("leaving out %s: %s", names[i],
+			    explain(x, -1, err, why, sizeof(why)));
 			continue;
 		}
 		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
@@ -120,10 +122,12 @@ static int open_cpus(struct exporter *x)
 
 		for (size_t e = 0; e < x->nevents; e++) {
 			int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
+			char why[EXPLAIN_MAX];
 
 			if (h < 0) {
 				say("cpu %d %s: %s", x->cpus[c],
-				    x->events[e].name, strerror(-h));
+				    x->events[e].name,
+				    explain(x, -1, h, why, sizeof(why)));
 				return h;
 			}
 			x->cpu_handles[(size_t)c * x->nevents + e] = h;

@@ -36,9 +36,11 @@ static int bpf_handle(struct exporter *x, size_t e, struct shpmu_count *all)
 	}
 	x->probing = false;
 	if (err && err != -EOPNOTSUPP) {
+		char why[EXPLAIN_MAX];
+
 		x->target_errors++;
 		say("unattributed totals of %s: %s; left out of this scrape",
-		    x->events[e].name, strerror(-err));
+		    x->events[e].name, explain(x, h, err, why, sizeof(why)));
 	}
 	return err ? -1 : h;
 }

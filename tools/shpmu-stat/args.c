@@ -198,6 +198,7 @@ int parse_args(int argc, char **argv, struct options *o)
 				fprintf(stderr, "shpmu-stat: bad CPU list\n");
 				return -1;
 			}
+			o->cpu_list = optarg;
 			break;
 		case 'p':
 			o->pid = atoi(optarg);
@@ -242,8 +243,12 @@ int parse_args(int argc, char **argv, struct options *o)
 		case OPT_BUDGET:
 			o->budget = true;
 			break;
+		case 'h':
+			usage(stdout);
+			o->help = true;
+			return 0;
 		default:
-			usage(c == 'h' ? stdout : stderr);
+			usage(stderr);
 			return -1;
 		}
 	}

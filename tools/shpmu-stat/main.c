@@ -46,10 +46,14 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* Set while shpmu-stat checks what it then reports itself, in the command
+ * line's terms: the library's message would say it a second time. */
+static bool library_quiet;
+
 static void log_cb(int level, const char *msg, void *arg)
 {
 	(void)arg;
-	if (level <= SHPMU_LOG_ERROR)
+	if (level <= SHPMU_LOG_ERROR && !library_quiet)
 		fprintf(stderr, "shpmu-stat: %s\n", msg);
 }
 
@@ -180,19 +184,120 @@ static int add_thread_targets(pid_t pid)
 	return 0;
 }
 
-/* Whether cgroup g exists: then an ENOENT at open is the event's. */
-static int check_cgroup(struct shpmu *pmu, const struct options *o, size_t g)
+/* Why the cgroup given as "given" cannot be counted. */
+static void say_no_cgroup(struct shpmu *pmu, const char *given, int err)
 {
-	char path[4096];
-	uint64_t id;
-	int err = o->cgroup_ids[g] ? shpmu_cgroup_path(pmu, o->cgroup_ids[g],
-						       path, sizeof(path))
-				   : shpmu_cgroup_id(pmu, o->cgroups[g], &id);
+	char root[4096];
 
-	if (err)
-		fprintf(stderr, "shpmu-stat: cgroup %s: %s\n", o->cgroups[g],
+	if (shpmu_cgroup_root(pmu, root, sizeof(root)))
+		fprintf(stderr,
+			"shpmu-stat: cgroup %s: no cgroup hierarchy "
+			"on this host\n",
+			given);
+	else if (err == -ENOENT)
+		fprintf(stderr,
+			"shpmu-stat: cgroup %s: no such cgroup under %s\n",
+			given, root);
+	else if (err == -EXDEV)
+		fprintf(stderr,
+			"shpmu-stat: cgroup %s: outside the cgroup mount %s\n",
+			given, root);
+	else
+		fprintf(stderr, "shpmu-stat: cgroup %s: %s\n", given,
 			strerror(-err));
-	return err;
+}
+
+/* The path of the cgroup with this id as -G takes it, under the cgroup
+ * mount ("/" for the root): NULL (said why) if there is none. */
+static char *cgroup_id_path(struct shpmu *pmu, const char *given, uint64_t id)
+{
+	char path[4096], root[4096];
+	size_t n;
+	int err = shpmu_cgroup_path(pmu, id, path, sizeof(path));
+
+	if (!err)
+		err = shpmu_cgroup_root(pmu, root, sizeof(root));
+	if (err) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "id %s", given);
+		say_no_cgroup(pmu, what, err);
+		return NULL;
+	}
+	n = strlen(root);
+	if (!strncmp(path, root, n) && (path[n] == '/' || !path[n]))
+		return strdup(path[n] ? path + n : "/");
+	return strdup(path);
+}
+
+/* Every -G and --cgroup-id must name a cgroup (then an ENOENT at open is
+ * the event's); a cgroup given by id is shown by its path. */
+static int check_cgroups(struct shpmu *pmu, struct options *o)
+{
+	uint64_t id;
+	int err = 0;
+
+	library_quiet = true;
+	for (size_t g = 0; g < o->ncgroups && !err; g++) {
+		if (o->cgroup_ids[g]) {
+			o->cgroup_paths[g] = cgroup_id_path(pmu, o->cgroups[g],
+							    o->cgroup_ids[g]);
+			err = o->cgroup_paths[g] ? 0 : -1;
+			continue;
+		}
+		err = shpmu_cgroup_id(pmu, o->cgroups[g], &id);
+		if (err)
+			say_no_cgroup(pmu, o->cgroups[g], err);
+	}
+	library_quiet = false;
+	return err ? -1 : 0;
+}
+
+/* Whether cpu is in a sysfs CPU list ("0-3,5"). */
+static bool cpu_listed(const char *list, int cpu)
+{
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return false;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (cpu >= lo && cpu <= hi)
+			return true;
+		p = end + strspn(end, ",\n");
+	}
+	return false;
+}
+
+/* Every -C CPU must be online: perf stat would show an offline one as
+ * <not supported>, which reads as if the events were to blame. */
+static int check_cpus(const struct options *o)
+{
+	char online[4096] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (f) {
+		if (!fgets(online, sizeof(online), f))
+			online[0] = '\0';
+		fclose(f);
+	}
+	online[strcspn(online, "\n")] = '\0';
+	/* Unknown: the library will tell. */
+	if (!online[0])
+		return 0;
+	for (int c = 0; c < o->ncpus; c++)
+		if (!cpu_listed(online, o->cpus[c])) {
+			fprintf(stderr,
+				"shpmu-stat: cpu %d is not online (online: "
+				"%s)\n",
+				o->cpus[c], online);
+			return -1;
+		}
+	return 0;
 }
 
 /* On the c-th CPU asked for (bound to it), or on every CPU. */
@@ -230,9 +335,6 @@ static int build_targets(struct shpmu *pmu, const struct options *o,
 	int ncpus = o->ncpus ? o->ncpus : 1;
 
 	if (o->ncgroups) {
-		for (size_t g = 0; g < o->ncgroups; g++)
-			if (check_cgroup(pmu, o, g))
-				return -1;
 		for (size_t g = 0; g < o->ncgroups; g++)
 			for (int c = 0; c < ncpus; c++)
 				if (add_cgroup_target(o, g, c))
@@ -407,12 +509,22 @@ static bool event_unsupported(const struct options *o, size_t e)
 	return false;
 }
 
+/* Row r's cgroup as shown: as given, by path for one given by id, "/"
+ * for the root; NULL when not per cgroup. */
+static const char *row_cgroup(const struct options *o, size_t r)
+{
+	if (!o->ncgroups)
+		return NULL;
+	if (o->cgroup_paths[r])
+		return o->cgroup_paths[r];
+	return *o->cgroups[r] ? o->cgroups[r] : "/";
+}
+
 static void print_one(const struct options *o, size_t r, size_t e, double ts)
 {
-	const char *cg = o->ncgroups ? o->cgroups[r] : NULL;
 	struct row row = {
 		.event = o->events[e],
-		.cgroup = cg && !*cg ? "/" : cg,
+		.cgroup = row_cgroup(o, r),
 		.comm = o->per_thread ? targets[r].comm : NULL,
 		.tid = o->per_thread ? targets[r].t.pid : 0,
 		.unsupported = event_unsupported(o, e),
@@ -540,13 +652,15 @@ int main(int argc, char **argv)
 	uint64_t fds_unshared = 0;
 	int go = -1, status = 0, ret = 1;
 	pid_t child = 0;
+	bool bad_usage;
 	double start;
 
-	if (parse_args(argc, argv, &o)) {
-		/* -e may have been parsed before the error. */
+	bad_usage = parse_args(argc, argv, &o) != 0;
+	if (bad_usage || o.help) {
+		/* -e may have been parsed before the error or --help. */
 		for (size_t i = 0; i < o.nevents; i++)
 			free(o.events[i]);
-		return 2;
+		return bad_usage ? 2 : 0;
 	}
 	pmu = shpmu_new(&popts);
 	if (!pmu) {
@@ -557,6 +671,9 @@ int main(int argc, char **argv)
 		ret = shpmu_list_events(pmu, list_event, NULL) ? 1 : 0;
 		goto out;
 	}
+	/* Before the command starts, and before any table. */
+	if (check_cpus(&o) || check_cgroups(pmu, &o))
+		goto out;
 	if (o.budget) {
 		ret = budget_mode(pmu, &o);
 		goto out;
@@ -602,6 +719,8 @@ out:
 		close(go);
 	for (size_t i = 0; i < o.nevents; i++)
 		free(o.events[i]);
+	for (size_t g = 0; g < o.ncgroups; g++)
+		free(o.cgroup_paths[g]);
 	shpmu_free(pmu);
 	return ret;
 }

@@ -98,9 +98,15 @@ void print_header(const struct options *o)
 	if (o->format != OUT_HUMAN || o->interval_ms)
 		return;
 	printf("\n Performance counter stats for ");
-	/* With -p, a command only says how long to count. */
+	/* As perf stat names what it counted: with -p, -a, -C or -G a
+	 * command only says how long to count. -G counts its cgroups on
+	 * every CPU, as perf's -G -a. */
 	if (o->pid) {
 		printf("process id '%d'", (int)o->pid);
+	} else if (o->ncpus) {
+		printf("'CPU(s) %s'", o->cpu_list);
+	} else if (o->all_cpus || o->ncgroups) {
+		printf("'system wide'");
 	} else if (o->command) {
 		printf("'");
 		for (char **a = o->command; *a; a++)

@@ -31,17 +31,22 @@ struct options {
 	size_t nunits;
 	bool all_cpus;
 	int cpus[MAX_CPUS];
-	int ncpus; /* 0: not given */
-	pid_t pid; /* -p; 0: none */
+	int ncpus;	      /* 0: not given */
+	const char *cpu_list; /* -C as given, for the header */
+	pid_t pid;	      /* -p; 0: none */
 	bool per_thread;
 	const char *cgroups[MAX_CGROUPS];
 	uint64_t cgroup_ids[MAX_CGROUPS];
+	/* Each --cgroup-id's path under the cgroup mount, for its rows (NULL
+	 * for a -G path, shown as given). */
+	char *cgroup_paths[MAX_CGROUPS];
 	size_t ncgroups;
 	int interval_ms;
 	const char *sep; /* -x */
 	enum output_format format;
 	bool verbose;
 	bool list;
+	bool help;	/* --help: usage printed, nothing else to do */
 	bool budget;	/* --budget */
 	char **command; /* after "--" */
 };

@@ -8,6 +8,15 @@
 //
 //	shpmu-top [-e EVENT] [-i INTERVAL] [-n COUNT] [-root PATH] [-depth N]
 //	          [-top N] [-backend auto|bpf|perf]
+//	shpmu-top -list
+//
+// -root is a cgroup path, taken under the cgroup mount (/ or "" for the
+// root cgroup), or an absolute path below the mount.
+//
+// The root cgroup holds every task, and every CPU's idle task too: its
+// task-clock and cpu-clock count idle time, about 100% CPU per CPU
+// whatever the load. It is shown apart, below the ranking, and labelled
+// so.
 package main
 
 import (
@@ -43,6 +52,19 @@ type row struct {
 	rate float64
 }
 
+// eventNotFound is an event name this machine does not have, said as
+// shpmu-stat says it.
+type eventNotFound struct {
+	name string
+	err  error
+}
+
+func (e eventNotFound) Error() string {
+	return fmt.Sprintf("event '%s': event not found (shpmu-top -list shows what this machine has)", e.name)
+}
+
+func (e eventNotFound) Unwrap() error { return e.err }
+
 func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -51,6 +73,7 @@ func main() {
 
 	err := run(os.Args[1:], os.Stdout, stop)
 	var ue usageError
+	var nf eventNotFound
 	var se *shpmu.Error
 	switch {
 	case err == nil:
@@ -58,6 +81,9 @@ func main() {
 	case errors.As(err, &ue):
 		fmt.Fprintln(os.Stderr, "shpmu-top:", err)
 		os.Exit(2)
+	case errors.As(err, &nf):
+		fmt.Fprintln(os.Stderr, "shpmu-top:", err)
+		os.Exit(1)
 	case errors.As(err, &se) && se.Explanation != "":
 		fmt.Fprintf(os.Stderr, "shpmu-top: %v\n%s\n", err, se.Explanation)
 		os.Exit(1)
@@ -74,10 +100,11 @@ func run(args []string, out io.Writer, stop <-chan struct{}) error {
 	event := fl.String("e", "task-clock", "event to count (any name libshpmu takes)")
 	interval := fl.Duration("i", time.Second, "refresh interval")
 	count := fl.Int("n", 0, "refreshes before exiting (0: until interrupted)")
-	rootArg := fl.String("root", "", "cgroup subtree to watch (relative: under the cgroup root)")
+	rootArg := fl.String("root", "", "cgroup subtree to watch, under the cgroup mount (/ or \"\": all)")
 	depth := fl.Int("depth", 2, "levels of cgroups below -root to list")
 	top := fl.Int("top", 20, "rows shown")
 	backendArg := fl.String("backend", "auto", "cgroup counting: auto, bpf or perf")
+	list := fl.Bool("list", false, "list this machine's events and exit")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -101,24 +128,23 @@ func run(args []string, out io.Writer, stop <-chan struct{}) error {
 		return err
 	}
 	defer ctx.Close() // closes every handle too
+	if *list {
+		return listEvents(ctx, out)
+	}
 	// Check the event once up front, so that a misspelt name is reported
 	// as such rather than mistaken for a cgroup that vanished.
-	if _, err := ctx.EventAttr(*event); err != nil {
+	if _, err := ctx.EventAttr(*event); errors.Is(err, syscall.ENOENT) {
+		return eventNotFound{*event, err}
+	} else if err != nil {
 		return err
 	}
-	root, err := ctx.CgroupRoot()
+	mount, err := ctx.CgroupRoot()
 	if err != nil {
 		return err
 	}
-	if !filepath.IsAbs(*rootArg) {
-		root = filepath.Join(root, *rootArg)
-	} else {
-		root = filepath.Clean(*rootArg)
-	}
-	if fi, err := os.Stat(root); err != nil {
+	root, err := subtree(mount, *rootArg)
+	if err != nil {
 		return err
-	} else if !fi.IsDir() {
-		return fmt.Errorf("%s: not a cgroup directory", root)
 	}
 
 	// On a terminal each refresh replaces the last; in a pipe they follow
@@ -215,9 +241,38 @@ func run(args []string, out io.Writer, stop <-chan struct{}) error {
 		if clearScreen {
 			fmt.Fprint(out, "\033[H\033[2J")
 		}
-		show(out, *event, root, rows, *top)
+		show(out, *event, root, root == mount, rows, *top)
 	}
 	return nil
+}
+
+// listEvents writes the machine's events, one a line, as shpmu-stat
+// --list does.
+func listEvents(ctx *shpmu.Context, out io.Writer) error {
+	return ctx.ListEvents(func(name, desc string) bool {
+		fmt.Fprintf(out, "%-50s %s\n", name, desc)
+		return true
+	})
+}
+
+// subtree gives the directory -root names: a path below the cgroup mount
+// as it is, any other taken under the mount, as perf's -G takes "/foo".
+// Its errors give the full path tried.
+func subtree(mount, arg string) (string, error) {
+	dir := filepath.Clean(arg)
+	if dir != mount && !strings.HasPrefix(dir, mount+"/") {
+		dir = filepath.Join(mount, arg)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("-root %s: no cgroup %s (-root is a path under the cgroup mount %s)", arg, dir, mount)
+	case err != nil:
+		return "", fmt.Errorf("-root %s: %w", arg, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("-root %s: %s is not a cgroup directory", arg, dir)
+	}
+	return dir, nil
 }
 
 // walk gives the cgroups at root and up to depth levels below it. A
@@ -248,8 +303,11 @@ func walk(root string, depth int) (map[string]struct{}, error) {
 }
 
 // show writes one refresh: a header, then the top rows with paths
-// relative to root. task-clock counts nanoseconds, shown as CPU%.
-func show(out io.Writer, event, root string, rows []row, top int) {
+// relative to root. task-clock counts nanoseconds, shown as CPU%. Where
+// root is the root cgroup (atMount) it is not ranked: it holds every
+// task, and for a clock every CPU's idle time, so it would top every
+// refresh; it comes last, labelled.
+func show(out io.Writer, event, root string, atMount bool, rows []row, top int) {
 	unit, div := "EVENTS/S", 1.0
 	if event == "task-clock" {
 		unit, div = "CPU%", 1e7 // ns/s to percent of one CPU
@@ -257,16 +315,41 @@ func show(out io.Writer, event, root string, rows []row, top int) {
 	fmt.Fprintf(out, "%s  %s  %d cgroups\n", time.Now().Format("15:04:05"),
 		event, len(rows))
 	fmt.Fprintf(out, "%12s  %s\n", unit, "CGROUP")
-	if len(rows) > top {
-		rows = rows[:top]
-	}
-	for _, r := range rows {
-		rel, _ := filepath.Rel(root, r.path)
-		rate := "-"
-		if r.rate >= 0 {
-			rate = fmt.Sprintf("%.1f", r.rate/div)
+	var rootRow *row
+	ranked := make([]row, 0, len(rows))
+	for i := range rows {
+		if atMount && rows[i].path == root {
+			rootRow = &rows[i]
+		} else {
+			ranked = append(ranked, rows[i])
 		}
-		fmt.Fprintf(out, "%12s  %s\n", rate, rel)
+	}
+	if len(ranked) > top {
+		ranked = ranked[:top]
+	}
+	for _, r := range ranked {
+		rel, _ := filepath.Rel(root, r.path)
+		fmt.Fprintf(out, "%12s  %s\n", rateText(r, div), rel)
+	}
+	if rootRow != nil {
+		fmt.Fprintf(out, "%12s  / (the root cgroup, not ranked: %s)\n",
+			rateText(*rootRow, div), rootHolds(event))
 	}
 	fmt.Fprintln(out)
+}
+
+// rateText is a row's rate in the unit shown, "-" before it has one.
+func rateText(r row, div float64) string {
+	if r.rate < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", r.rate/div)
+}
+
+// rootHolds says what the root cgroup counts besides its cgroups' work.
+func rootHolds(event string) string {
+	if event == "task-clock" || event == "cpu-clock" {
+		return "every task, and every CPU's idle time"
+	}
+	return "every task"
 }

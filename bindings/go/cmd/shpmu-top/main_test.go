@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,30 @@ import (
 
 	"libshpmu/shpmu"
 )
+
+// TestMain runs the test binary as shpmu-top itself where SHPMU_TOP_MAIN
+// is 1, so that a test sees its exit status and output as a user does.
+func TestMain(m *testing.M) {
+	if os.Getenv("SHPMU_TOP_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// shpmuTop runs shpmu-top with args: its exit status, stdout and stderr.
+func shpmuTop(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SHPMU_TOP_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var exit *exec.ExitError
+	if err := cmd.Run(); err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
 
 // cgroupRoot gives the cgroup mount the library uses, or skips.
 func cgroupRoot(t *testing.T) string {
@@ -145,5 +170,62 @@ func TestBadInput(t *testing.T) {
 	}
 	if buf.Len() != 0 {
 		t.Errorf("refreshes printed on bad input:\n%s", buf.String())
+	}
+}
+
+// What issue 41's new user tripped over, run as a user runs shpmu-top: a
+// misspelt event said as shpmu-stat says it, a -root that is not there
+// with the full path tried and what -root is relative to, and the exit
+// statuses.
+func TestNewUserMistakes(t *testing.T) {
+	mount := cgroupRoot(t)
+	rc, out, errs := shpmuTop(t, "-e", "bogus", "-n", "1")
+	if want := "shpmu-top: event 'bogus': event not found (shpmu-top -list shows what this machine has)\n"; rc != 1 || out != "" || errs != want {
+		t.Errorf("-e bogus: exit %d, stdout %q, stderr %q; want 1 and %q", rc, out, errs, want)
+	}
+	missing := fmt.Sprintf("/shpmu-top-none-%d", os.Getpid())
+	rc, out, errs = shpmuTop(t, "-root", missing, "-n", "1")
+	tried := filepath.Join(mount, missing)
+	if rc != 1 || out != "" || !strings.Contains(errs, "no cgroup "+tried+" ") ||
+		!strings.Contains(errs, "under the cgroup mount "+mount) {
+		t.Errorf("-root %s: exit %d, stdout %q, stderr %q; want 1, the path %s and the mount", missing, rc, out, errs, tried)
+	}
+	rc, out, _ = shpmuTop(t, "-list")
+	if rc != 0 || !strings.Contains(out, "\n") {
+		t.Errorf("-list: exit %d, stdout %q; want 0 and the events", rc, out)
+	}
+	if rc, _, errs = shpmuTop(t, "-h"); rc != 0 || !strings.Contains(errs, "-root") {
+		t.Errorf("-h: exit %d, %q; want 0 and the usage", rc, errs)
+	}
+	if rc, _, _ = shpmuTop(t, "-no-such-flag"); rc != 2 {
+		t.Errorf("-no-such-flag: exit %d, want 2", rc)
+	}
+}
+
+// The root cgroup's task-clock holds every CPU's idle time: it is shown
+// apart, last and labelled, never ranked as the busiest cgroup.
+func TestRootShownApart(t *testing.T) {
+	cgroupRoot(t)
+	rc, out, errs := shpmuTop(t, "-root", "/", "-depth", "1", "-n", "1", "-i", "300ms")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if rc != 0 || len(lines) < 3 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", rc, out, errs)
+	}
+	last := lines[len(lines)-1]
+	const label = "  / (the root cgroup, not ranked: every task, and every CPU's idle time)"
+	if !strings.HasSuffix(last, label) {
+		t.Errorf("last line %q: want the root, labelled:\n%s", last, out)
+	}
+	for _, l := range lines[2 : len(lines)-1] {
+		if f := strings.Fields(l); len(f) != 2 || f[1] == "." || f[1] == "/" {
+			t.Errorf("ranked row %q: want a cgroup below the root:\n%s", l, out)
+		}
+	}
+	// Busy or idle, each CPU's time is the root's: about 100% a CPU
+	// (the interval is measured in user space, a little off the
+	// kernel's).
+	rate, err := strconv.ParseFloat(strings.Fields(last)[0], 64)
+	if min := 75.0 * float64(runtime.NumCPU()); err != nil || rate < min {
+		t.Errorf("the root at %q%% CPU, want at least %.0f:\n%s", strings.Fields(last)[0], min, out)
 	}
 }
