@@ -137,6 +137,9 @@ Test(cgroups, escapes_and_unknowns_are_refused)
 	cr_assert_eq(shpmu_cgroup_id(pmu, cg_abs("a"), &id), 0);
 	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, strlen(cg_abs("a"))),
 		     -ERANGE);
+	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, 1), -ERANGE);
+	cr_expect_str_eq(last_log,
+			 "shpmu_cgroup_path: buffer of 1 byte is too small");
 	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, strlen(cg_abs("a")) + 1),
 		     0);
 }
