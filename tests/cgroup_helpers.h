@@ -86,10 +86,11 @@ struct shpmu_count cg_read(struct shpmu *p, int h);
  * credits nothing it cannot prove whose, so its value never exceeds the
  * truth and falls short of it by at most the bound, what went
  * unattributed on the handle's CPUs while it counted (some kernels run no
- * program at some switches: this one at a switch away from a thread of
- * PID 1). 0 for a classic handle. A bound only grows while the handle
- * counts, and a read brings every CPU up to date: the bound of what a
- * handle counted between two reads is the difference of their bounds.
+ * program at some switches: those that hide certain tasks from BPF, at a
+ * switch away from one). 0 for a classic handle. A bound only grows
+ * while the handle counts, and a read brings every CPU up to date: the
+ * bound of what a handle counted between two reads is the difference of
+ * their bounds.
  */
 struct shpmu_count cg_read_bound(struct shpmu *p, int h, uint64_t *bound);
 

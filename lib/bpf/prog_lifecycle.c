@@ -179,9 +179,8 @@ fail:
 	return err;
 }
 
-/* Logs, once, that the kernel hides switches from the program on this
- * machine: after a flush, which is where the program has counted them up
- * to now. */
+/* Logs, once, that the kernel hides switches from the program: after a
+ * flush, which is where the program has counted them up to now. */
 static void tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 {
 	uint64_t n, settles;
