@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,8 @@ struct backend_choice {
 	 * a kernel event. */
 	uint32_t classic_events;
 	uint64_t classic_fds;
+	/* Whether AUTO has said it counts cgroups classic, by BPF (tell). */
+	bool told_classic, told_bpf;
 	char *domain, *bpffs_dir; /* host scope's */
 };
 
@@ -242,6 +245,23 @@ static uint32_t online_or(struct shpmu *pmu, uint32_t ncpus)
 	return (uint32_t)n;
 }
 
+/* Says which backend AUTO counts a cgroup with, and why: the first time
+ * this context counts one with that backend at SHPMU_LOG_WARN, the level
+ * a log callback that shows only what matters shows (the tools', the
+ * examples'); with each set, every later one at SHPMU_LOG_INFO. */
+static void tell(struct shpmu *pmu, bool by_bpf, bool each, const char *why)
+{
+	struct backend_choice *c = pmu->choice;
+	bool *told = by_bpf ? &c->told_bpf : &c->told_classic;
+	bool first = !__atomic_exchange_n(told, true, __ATOMIC_RELAXED);
+
+	if (!first && !each)
+		return;
+	shpmu_log(pmu, first ? SHPMU_LOG_WARN : SHPMU_LOG_INFO,
+		  "counting cgroups with %s (AUTO: %s)",
+		  by_bpf ? "the BPF backend" : "classic perf events", why);
+}
+
 /* AUTO's backend for a new cgroup kernel event on ncpus CPUs (the
  * choice's lock held): classic below the crossover, else the BPF
  * program, loaded now, from this one on (auto_rule.h). */
@@ -250,25 +270,31 @@ static struct backend *auto_cgroup_backend(struct shpmu *pmu, uint32_t ncpus)
 	struct backend_choice *c = pmu->choice;
 	uint32_t online = online_or(pmu, ncpus);
 	uint32_t crossover = auto_crossover(online);
+	char why[160];
 
 	if (auto_stays_classic(c->classic_fds, ncpus, online)) {
-		pr_info(pmu,
-			"cgroups: counting with classic perf events (cgroup "
-			"event %" PRIu32 ", below the BPF crossover of %" PRIu32
-			" on %" PRIu32 " CPUs)",
-			c->classic_events + 1, crossover, online);
+		snprintf(why, sizeof(why),
+			 "cgroup event %" PRIu32 ", below the BPF crossover "
+			 "of %" PRIu32 " on %" PRIu32 " CPU%s",
+			 c->classic_events + 1, crossover, online,
+			 plural(online, "s"));
+		tell(pmu, false, true, why);
 		return &auto_classic;
 	}
 	if (load_bpf(pmu)) {
-		pr_info(pmu, "counting cgroups with classic cgroup events: the "
-			     "BPF backend cannot work here (see above)");
+		pr_warn(pmu, "AUTO: the BPF backend cannot work here (see "
+			     "above): classic perf events count every cgroup "
+			     "from now on");
 		return &backend_perf;
 	}
-	pr_info(pmu,
-		"cgroups: counting with the BPF backend from now on (%" PRIu32
-		" classic cgroup events hold %" PRIu64 " fds: the BPF "
-		"crossover of %" PRIu32 " on %" PRIu32 " CPUs)",
-		c->classic_events, c->classic_fds, crossover, online);
+	snprintf(why, sizeof(why),
+		 "from now on, at the BPF crossover of %" PRIu32 " on %" PRIu32
+		 " CPU%s (%" PRIu32 " classic cgroup event%s open, %" PRIu64
+		 " fd%s)",
+		 crossover, online, plural(online, "s"), c->classic_events,
+		 plural(c->classic_events, "s"), c->classic_fds,
+		 plural(c->classic_fds, "s"));
+	tell(pmu, true, false, why);
 	return c->bpf;
 }
 
@@ -280,9 +306,18 @@ static struct backend *backend_for(struct shpmu *pmu,
 {
 	struct backend_choice *c = pmu->choice;
 	struct backend *b = &backend_perf;
+	bool auto_cgroup = pmu->cgroup_backend == SHPMU_CGROUP_BACKEND_AUTO &&
+			   pmu->scope == SHPMU_SCOPE_PROCESS &&
+			   key->target.kind == SHPMU_TARGET_CGROUP;
 
-	if (!bpf_counts(pmu, key))
+	if (!bpf_counts(pmu, key)) {
+		if (auto_cgroup)
+			tell(pmu, false, false,
+			     "the BPF backend does not count this event: a "
+			     "group, a pinned or exclusive event, or a "
+			     "build without the backend");
 		return b;
+	}
 	pthread_mutex_lock(&c->lock);
 	/* A task alone is cheaper as a classic task event: it is counted
 	 * by the program only where the program runs anyway. */
@@ -290,6 +325,12 @@ static struct backend *backend_for(struct shpmu *pmu,
 		b = auto_cgroup_backend(pmu, ncpus);
 	else if (c->counting == CGROUPS_BY_BPF)
 		b = c->bpf;
+	else if (auto_cgroup)
+		/* Classic from the start: SHPMU_F_NO_SHARING. (Classic
+		 * since BPF failed: told with the first cgroup, which AUTO
+		 * always counts classic.) */
+		tell(pmu, false, false,
+		     "SHPMU_F_NO_SHARING: one classic event per request");
 	pthread_mutex_unlock(&c->lock);
 	return b;
 }

@@ -276,6 +276,30 @@ struct shpmu *cg_context(enum shpmu_cgroup_backend backend)
 	return p;
 }
 
+static void record_told(int level, const char *msg, void *arg)
+{
+	struct cg_told *told = arg;
+
+	if (level <= SHPMU_LOG_WARN) {
+		if (strstr(msg, "counting cgroups with classic perf events"))
+			told->classic++;
+		if (strstr(msg, "counting cgroups with the BPF backend"))
+			told->bpf++;
+	}
+	record_log(level, msg, NULL);
+}
+
+struct shpmu *cg_auto_context(struct cg_told *told)
+{
+	SHPMU_OPTS(opts, .log = record_told, .log_arg = told);
+	struct shpmu *p;
+
+	*told = (struct cg_told){0};
+	p = shpmu_new(&opts);
+	cr_assert(p, "AUTO: %s (%s)", strerror(errno), last_log);
+	return p;
+}
+
 int cg_open(struct shpmu *p, uint64_t config, const char *path)
 {
 	struct perf_event_attr a = sw_attr(config, false);

@@ -68,6 +68,15 @@ void cg_move(const char *abs, pid_t pid);
 
 /* A context counting cgroups with this backend, logging to record_log. */
 struct shpmu *cg_context(enum shpmu_cgroup_backend backend);
+/* How often an AUTO context said, at SHPMU_LOG_WARN or above (what a log
+ * callback that shows only what matters shows), that it counts cgroups
+ * with classic perf events, and with the BPF backend. */
+struct cg_told {
+	int classic, bpf;
+};
+/* An AUTO context counting into told what it says of its backends, and
+ * logging every message to record_log besides. */
+struct shpmu *cg_auto_context(struct cg_told *told);
 /* An enabled handle on a cgroup (on all CPUs) by path; asserts it opens. */
 int cg_open(struct shpmu *p, uint64_t config, const char *path);
 /* A handle's reading; asserts it reads. */
@@ -77,10 +86,11 @@ struct shpmu_count cg_read(struct shpmu *p, int h);
  * credits nothing it cannot prove whose, so its value never exceeds the
  * truth and falls short of it by at most the bound, what went
  * unattributed on the handle's CPUs while it counted (some kernels run no
- * program at some switches: this one at a switch away from a thread of
- * PID 1). 0 for a classic handle. A bound only grows while the handle
- * counts, and a read brings every CPU up to date: the bound of what a
- * handle counted between two reads is the difference of their bounds.
+ * program at some switches: those that hide certain tasks from BPF, at a
+ * switch away from one). 0 for a classic handle. A bound only grows
+ * while the handle counts, and a read brings every CPU up to date: the
+ * bound of what a handle counted between two reads is the difference of
+ * their bounds.
  */
 struct shpmu_count cg_read_bound(struct shpmu *p, int h, uint64_t *bound);
 

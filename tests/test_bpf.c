@@ -520,7 +520,8 @@ Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
 	need_bpf_built();
 	uint32_t ncpus = (uint32_t)online_cpus();
 	uint32_t crossover = auto_crossover(ncpus);
-	struct shpmu *autos = cg_context(SHPMU_CGROUP_BACKEND_AUTO);
+	struct cg_told told;
+	struct shpmu *autos = cg_auto_context(&told);
 	char first[PATH_MAX], last[PATH_MAX];
 	uint64_t fds, base[2], bound0[2], bound[2], counted[2], twin_clock[2];
 	uint64_t cpu[2];
@@ -539,7 +540,9 @@ Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
 	cr_expect_eq(fds, (uint64_t)(crossover - 1) * ncpus,
 		     "classic below the crossover of %u", crossover);
 	h[1] = cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, last);
-	cr_expect(logged("BPF backend from now on", NULL), "log: %s", last_log);
+	cr_expect(
+		logged("counting cgroups with the BPF backend", "from now on"),
+		"log: %s", last_log);
 	cr_expect_eq(kernel_fds(autos), fds + ncpus,
 		     "BPF at the crossover: one perf event per CPU");
 
@@ -580,6 +583,9 @@ Test(bpf, auto_counts_classic_below_its_crossover_and_bpf_from_it)
 	fds = kernel_fds(autos);
 	cg_open(autos, PERF_COUNT_SW_TASK_CLOCK, cg_make("after"));
 	cr_expect_eq(kernel_fds(autos), fds, "BPF after the crossover");
+	/* Each backend said once, where a log showing warnings sees it. */
+	cr_expect_eq(told.classic, 1, "classic said %d times", told.classic);
+	cr_expect_eq(told.bpf, 1, "BPF said %d times", told.bpf);
 	shpmu_free(autos);
 }
 

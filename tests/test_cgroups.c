@@ -137,6 +137,9 @@ Test(cgroups, escapes_and_unknowns_are_refused)
 	cr_assert_eq(shpmu_cgroup_id(pmu, cg_abs("a"), &id), 0);
 	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, strlen(cg_abs("a"))),
 		     -ERANGE);
+	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, 1), -ERANGE);
+	cr_expect_str_eq(last_log,
+			 "shpmu_cgroup_path: buffer of 1 byte is too small");
 	cr_expect_eq(shpmu_cgroup_path(pmu, id, buf, strlen(cg_abs("a")) + 1),
 		     0);
 }
@@ -419,4 +422,32 @@ Test(cgroups, paths_resolve_without_openat2)
 	cr_expect_eq(shpmu_cgroup_id(pmu, "a/../..", &id), -EINVAL);
 	cr_expect_eq(shpmu_cgroup_id(pmu, "cgroup.procs", &id), -ENOTDIR);
 	shpmu__set_sys_ops(pmu, NULL);
+}
+
+/* AUTO says which backend counts its cgroups once per context, at a level
+ * a log callback showing warnings shows: its first cgroups are classic
+ * (the BPF backend's own suite sees it turn to BPF). */
+Test(cgroups, auto_says_once_per_context_that_it_counts_classic)
+{
+	const char *paths[2] = {cg_make("told1"), cg_make("told2")};
+	struct cg_told told[2];
+	struct shpmu *autos[2];
+	int h;
+
+	for (int i = 0; i < 2; i++) {
+		autos[i] = cg_auto_context(&told[i]);
+		/* (One open at a time: below any crossover.) */
+		for (int c = 0; c < 2; c++) {
+			h = cg_open(autos[i], PERF_COUNT_SW_TASK_CLOCK,
+				    paths[c]);
+			cr_assert_eq(shpmu_close(autos[i], h), 0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		cr_expect_eq(told[i].classic, 1,
+			     "context %d said classic %d times", i,
+			     told[i].classic);
+		cr_expect_eq(told[i].bpf, 0, "context %d said BPF", i);
+		shpmu_free(autos[i]);
+	}
 }

@@ -1034,11 +1034,11 @@ Test(host, a_domain_whose_last_user_was_killed_is_reclaimed_or_removed)
 	cr_expect_eq(host_tool(out, sizeof(out), "show default"), 0, "%s", out);
 	snprintf(want, sizeof(want),
 		 "domain default: complete, 2 attrs, %d perf events, 1 "
-		 "cgroups, 1 users (1 alive)\n",
+		 "cgroup, 1 user (1 alive)\n",
 		 2 * online_cpus());
 	cr_expect(strstr(out, want), "want %s in:\n%s", want, out);
-	cr_expect(strstr(out, ": task-clock, 1 refs\n"), "%s", out);
-	cr_expect(strstr(out, ": cpu-clock, 1 refs\n"), "%s", out);
+	cr_expect(strstr(out, ": task-clock, 1 ref\n"), "%s", out);
+	cr_expect(strstr(out, ": cpu-clock, 1 ref\n"), "%s", out);
 	snprintf(want, sizeof(want), "pid %d (%s), started at tick %llu, ",
 		 a.pid, proc_comm(a.pid), proc_start_time(a.pid));
 	cr_expect(strstr(out, want), "want %s in:\n%s", want, out);
@@ -1052,7 +1052,7 @@ Test(host, a_domain_whose_last_user_was_killed_is_reclaimed_or_removed)
 	/* Killed: nothing ran on its way out. It shows as dead... */
 	helper_kill(&a);
 	cr_expect_eq(host_tool(out, sizeof(out), "show default"), 0, "%s", out);
-	cr_expect(strstr(out, "1 users (0 alive)"), "%s", out);
+	cr_expect(strstr(out, "1 user (0 alive)"), "%s", out);
 	cr_expect(strstr(out, "2 refs, dead\n"), "%s", out);
 
 	/* ...and the next process to join takes its refs back. */

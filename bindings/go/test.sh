@@ -2,7 +2,8 @@
 # Tests the Go binding the way a Go agent builds it: installs libshpmu into
 # a private prefix, builds the module against it through pkg-config, and
 # runs gofmt, go vet, go test -race (accuracy against private raw events,
-# bad input, many goroutines, every Example, shpmu-top) and the overhead
+# bad input, many goroutines, every Example, shpmu-top, the README's table
+# of Go signatures against the source: internal/readme) and the overhead
 # benchmark against C (figures printed, not judged: see the README).
 set -eu
 cd "$(dirname "$0")/../.."

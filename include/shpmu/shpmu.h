@@ -118,7 +118,10 @@ enum shpmu_scope {
 /** Levels passed to shpmu_opts.log. */
 enum shpmu_log_level {
 	SHPMU_LOG_ERROR = 0, /**< a call failed; the message says why */
-	SHPMU_LOG_WARN = 1,  /**< something degraded but the call went on */
+	/** something degraded but the call went on, or a choice made for
+	 *  the caller that it should know of (said once: which backend
+	 *  AUTO counts cgroups with) */
+	SHPMU_LOG_WARN = 1,
 	SHPMU_LOG_INFO = 2,  /**< a decision worth knowing about */
 	SHPMU_LOG_DEBUG = 3, /**< per-call detail */
 };

@@ -179,28 +179,28 @@ fail:
 	return err;
 }
 
-/* Logs, once, that the kernel hides switches from the program on this
- * machine: after a flush, which is where the program has counted them up
- * to now. */
+/* Logs, once, that the kernel hides switches from the program: after a
+ * flush, which is where the program has counted them up to now. */
 static void tell_unseen(struct shpmu *pmu, struct counter_prog *p)
 {
-	uint64_t n;
+	uint64_t n, settles;
 
 	if (__atomic_load_n(&p->told_unseen, __ATOMIC_RELAXED))
 		return;
 	n = counter_prog_unseen(p);
 	if (!n || __atomic_exchange_n(&p->told_unseen, true, __ATOMIC_RELAXED))
 		return;
+	settles = counter_prog_unattributed_settles(p);
 	pr_info(pmu,
-		"this kernel made %llu context switches without running the "
+		"this kernel made %llu context switch%s without running the "
 		"BPF switch counter (some kernels hide certain tasks' "
 		"switches from BPF): counts stay exact where the tasks on "
 		"both sides count for the same targets; elsewhere what ran "
 		"across such a switch goes unattributed, and "
 		"shpmu_read_bound() says how much of it each handle may be "
-		"missing (%llu settles so far)",
-		(unsigned long long)n,
-		(unsigned long long)counter_prog_unattributed_settles(p));
+		"missing (%llu settle%s so far)",
+		(unsigned long long)n, plural(n, "es"),
+		(unsigned long long)settles, plural(settles, "s"));
 }
 
 /* Flushes cpus[0 .. n), or with every set all the online CPUs. */

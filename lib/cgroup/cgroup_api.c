@@ -62,9 +62,9 @@ static int cgroup_path_checked(struct shpmu *pmu, uint64_t id, char *buf,
 	sys_close(pmu, fd);
 	if (err == -ERANGE)
 		pr_err(pmu,
-		       "shpmu_cgroup_path: buffer of %zu bytes is too "
+		       "shpmu_cgroup_path: buffer of %zu byte%s is too "
 		       "small",
-		       len);
+		       len, plural(len, "s"));
 	return shpmu_err(err);
 }
 

@@ -241,14 +241,14 @@ static void explain_refusal(struct shpmu *pmu, const struct shpmu_pmu_budget *b,
 		snprintf(where, sizeof(where), "the events that follow tasks");
 	pr_err(pmu,
 	       "shpmu_open: SHPMU_OPEN_NO_MULTIPLEX: the event does not fit "
-	       "on PMU %s, %s: %u general counters (%u held by the NMI "
+	       "on PMU %s, %s: %u general counter%s (%u held by the NMI "
 	       "watchdog) and %u fixed; the events counted there (this "
 	       "context's, and its host domain's) need %u (%u on fixed "
 	       "counters), %u with this one: it would "
 	       "multiplex; close an event there, share one, or open it "
 	       "without the flag",
-	       b->pmu, where, b->general, b->watchdog, b->fixed, before->used,
-	       before->used_fixed, b->used);
+	       b->pmu, where, b->general, plural(b->general, "s"), b->watchdog,
+	       b->fixed, before->used, before->used_fixed, b->used);
 }
 
 struct collect {

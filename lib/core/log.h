@@ -18,6 +18,13 @@ void log_release(void);
  * waited. */
 void log_forget_held(void);
 
+/* What a noun takes after a count of n: "event%s" with plural(n, "s"),
+ * "switch%s" with plural(n, "es"). */
+static inline const char *plural(uint64_t n, const char *suffix)
+{
+	return n == 1 ? "" : suffix;
+}
+
 #define pr_err(pmu, ...)   shpmu_log(pmu, SHPMU_LOG_ERROR, __VA_ARGS__)
 #define pr_warn(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_WARN, __VA_ARGS__)
 #define pr_info(pmu, ...)  shpmu_log(pmu, SHPMU_LOG_INFO, __VA_ARGS__)

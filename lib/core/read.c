@@ -129,9 +129,9 @@ static int read_group_checked(struct shpmu *pmu, int gh,
 	if (n < members) {
 		handle_unlock(&pmu->handles, gh);
 		pr_err(pmu,
-		       "shpmu_read_group: the group has %u members, out "
+		       "shpmu_read_group: the group has %u member%s, out "
 		       "has room for %zu",
-		       members, n);
+		       members, plural(members, "s"), n);
 		return shpmu_err(-ERANGE);
 	}
 	memset(sum, 0, sizeof(sum));

@@ -438,8 +438,8 @@ static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	if (n <= 0)
 		return n ? (int)n : in_error_state(pmu, ev, i);
 	if (n != (ssize_t)sizeof(buf)) {
-		pr_err(pmu, "short read of kernel event on cpu %d: %zd bytes",
-		       ev->cpus[i], n);
+		pr_err(pmu, "short read of kernel event on cpu %d: %zd byte%s",
+		       ev->cpus[i], n, plural((uint64_t)n, "s"));
 		return -EIO;
 	}
 	vals[KVAL_ENABLED] = buf[1];

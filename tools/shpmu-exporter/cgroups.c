@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "exporter.h"
+#include "../plural.h"
 
 static int by_id(const void *a, const void *b)
 {
@@ -202,11 +203,12 @@ walked:
 	if (x->too_long && x->too_long != skipped) {
 		size_t n = strlen(w.long_parent);
 
-		say("%zu cgroups skipped, their paths past %d bytes (%s), "
+		say("%zu cgroup%s skipped, %s past %d bytes (%s), "
 		    "e.g. %s%s/%.40s",
-		    x->too_long, PATH_MAX - 1, strerror(ENAMETOOLONG),
-		    n > 80 ? "..." : "", w.long_parent + (n > 80 ? n - 80 : 0),
-		    w.long_name);
+		    x->too_long, plural(x->too_long, "s"),
+		    x->too_long == 1 ? "its path" : "their paths", PATH_MAX - 1,
+		    strerror(ENAMETOOLONG), n > 80 ? "..." : "",
+		    w.long_parent + (n > 80 ? n - 80 : 0), w.long_name);
 	}
 	/* Gone (or no longer wanted): its series stop. */
 	for (size_t i = 0; i < x->ncgroups; i++) {

@@ -22,6 +22,7 @@
 #include "host/host.h"
 #include "host/host_inspect.h"
 #include "names/names_generic.h"
+#include "../plural.h"
 
 static const char *bpffs = HOST_DEFAULT_DIR;
 
@@ -82,10 +83,12 @@ static int show(const char *domain, void *arg)
 		alive += v.users[i].alive;
 	for (int e = 0; e < MAX_EVENTS; e++)
 		live += v.events[e].state == EVENT_LIVE;
-	printf("domain %s: %s, %u attrs, %u perf events, %u cgroups, %u "
-	       "users (%u alive)\n",
+	printf("domain %s: %s, %u attr%s, %u perf event%s, %u cgroup%s, %u "
+	       "user%s (%u alive)\n",
 	       domain, v.complete ? "complete" : "incomplete (a maker died)",
-	       live, v.perf_events, v.nslots, v.nusers, alive);
+	       live, plural(live, "s"), v.perf_events,
+	       plural(v.perf_events, "s"), v.nslots, plural(v.nslots, "s"),
+	       v.nusers, plural(v.nusers, "s"), alive);
 	if (brief) {
 		host_view_free(&v);
 		return 0;
@@ -94,20 +97,23 @@ static int show(const char *domain, void *arg)
 		if (v.events[e].state == EVENT_FREE)
 			continue;
 		event_name(&v.events[e].key, name, sizeof(name));
-		printf("  event %d: %s, %u refs%s\n", e, name, v.events[e].refs,
+		printf("  event %d: %s, %u ref%s%s\n", e, name,
+		       v.events[e].refs, plural(v.events[e].refs, "s"),
 		       v.events[e].state == EVENT_MAKING ? " (being made)"
 							 : "");
 	}
 	for (uint32_t s = 0; s < v.nslots; s++)
-		printf("  cgroup id %llu: %u refs\n",
-		       (unsigned long long)v.slots[s].id, v.slots[s].refs);
+		printf("  cgroup id %llu: %u ref%s\n",
+		       (unsigned long long)v.slots[s].id, v.slots[s].refs,
+		       plural(v.slots[s].refs, "s"));
 	for (uint32_t i = 0; i < v.nusers; i++)
 		printf("  user %llu: pid %d (%.16s), started at tick %llu, "
-		       "%u refs, %s\n",
+		       "%u ref%s, %s\n",
 		       (unsigned long long)v.users[i].id, v.users[i].pid,
 		       v.users[i].comm,
 		       (unsigned long long)v.users[i].start_time,
-		       v.users[i].refs, v.users[i].alive ? "alive" : "dead");
+		       v.users[i].refs, plural(v.users[i].refs, "s"),
+		       v.users[i].alive ? "alive" : "dead");
 	host_view_free(&v);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "stat.h"
+#include "../plural.h"
 
 static bool is_clock(const char *event)
 {
@@ -221,9 +222,11 @@ void print_footer(const struct options *o, double elapsed_s,
 	print_unseen(st);
 	if (o->verbose)
 		fprintf(stderr,
-			"shpmu-stat: %" PRIu64 " handles on %" PRIu64
-			" kernel events, %" PRIu64
-			" fds (without sharing: %" PRIu64 " fds)\n",
-			st->handles, st->kernel_events, st->kernel_fds,
-			fds_unshared);
+			"shpmu-stat: %" PRIu64 " handle%s on %" PRIu64
+			" kernel event%s, %" PRIu64
+			" fd%s (without sharing: %" PRIu64 " fd%s)\n",
+			st->handles, plural(st->handles, "s"),
+			st->kernel_events, plural(st->kernel_events, "s"),
+			st->kernel_fds, plural(st->kernel_fds, "s"),
+			fds_unshared, plural(fds_unshared, "s"));
 }

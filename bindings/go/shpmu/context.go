@@ -52,7 +52,7 @@ type LogLevel int
 
 const (
 	LogError LogLevel = C.SHPMU_LOG_ERROR // a call failed; the message says why
-	LogWarn  LogLevel = C.SHPMU_LOG_WARN  // something degraded but the call went on
+	LogWarn  LogLevel = C.SHPMU_LOG_WARN  // something degraded but the call went on, or a choice the caller should know of (said once)
 	LogInfo  LogLevel = C.SHPMU_LOG_INFO  // a decision worth knowing about
 	LogDebug LogLevel = C.SHPMU_LOG_DEBUG // per-call detail
 )
