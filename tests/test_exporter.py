@@ -803,13 +803,13 @@ def check_too_long(mount, base_label):
         check(got == fit and len(fit) < len(labels),
               f"the {len(fit)} cgroups of {len(labels)} whose paths fit PATH_MAX "
               f"are counted, no other: {len(got)} counted")
-        said = exp.said("cgroups skipped, their paths past 4095 bytes (File name too long)")
-        check(len(said) == 1 and said[0].startswith("shpmu-exporter: 1 cgroups skipped"),
+        said = exp.said("cgroup skipped, its path past 4095 bytes (File name too long)")
+        check(len(said) == 1 and said[0].startswith("shpmu-exporter: 1 cgroup skipped"),
               f"the one below the deepest that fits is said skipped: {[s[:90] for s in said]}")
         check(series(text, "shpmu_cgroups_left_out") == [1.0],
               "and counted in shpmu_cgroups_left_out")
         exp.scrape()
-        check(len(exp.said("cgroups skipped")) == 1, "said once, not at each scrape")
+        check(len(exp.said("cgroup skipped")) == 1, "said once, not at each scrape")
         p = subprocess.run(["promtool", "check", "metrics"], input=text,
                            capture_output=True, text=True)
         check(p.returncode == 0, f"promtool check metrics: rc {p.returncode} {p.stderr[:200]}")
