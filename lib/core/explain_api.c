@@ -7,14 +7,17 @@
 
 #include "core/api.h"
 #include "core/explain.h"
+#include "core/failed_open.h"
 #include "core/hw_pmus.h"
 #include "core/kevent.h"
 #include "core/key.h"
 #include "sys/sys.h"
 
-/* What the text needs of handle h's event, copied under its lock. */
+/* What the text needs of handle h's event, copied under its lock, or of
+ * the event of the calling thread's last failed open. */
 struct about {
-	bool known; /* a handle was named */
+	bool known;	/* a handle was named */
+	bool from_open; /* no handle: event is the failed open's */
 	int h;
 	struct event_key event; /* the leader's */
 	uint32_t nevents;
@@ -60,7 +63,7 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 {
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
 
-	if (a->known)
+	if (a->known || a->from_open)
 		key_to_attr(&a->event, 0, attr);
 	switch (err) {
 	case -ENODATA:
@@ -123,7 +126,9 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 		break;
 	}
 	if (!explain_common(pmu, err,
-			    a->known ? (struct perf_event_attr *)attr : NULL,
+			    a->known || a->from_open
+				    ? (struct perf_event_attr *)attr
+				    : NULL,
 			    buf, len))
 		snprintf(buf, len, "%s", strerror(-err));
 }
@@ -146,6 +151,8 @@ static int explain_checked(struct shpmu *pmu, int h, int err, char *buf,
 		a.nevents = slot->ev->key.nevents;
 		a.classic = !kevent_has_cache(slot->ev);
 		handle_unlock(&pmu->handles, h);
+	} else {
+		a.from_open = failed_open_event(pmu, err, &a.event);
 	}
 	explain_one(pmu, &a, err, text, sizeof(text));
 	n = strlen(text);
