@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -117,10 +116,6 @@ func (c *Context) open(op string, members int, call func() C.int) (*Handle, erro
 		return nil, err
 	}
 	defer c.mu.RUnlock()
-	// The library keeps the thread's last failed open for
-	// shpmu_explain, which then names its event: one OS thread for both.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	h := call()
 	if h < 0 {
 		return nil, c.fail(op, -1, h)
