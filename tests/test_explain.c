@@ -117,37 +117,3 @@ Test(errors, eopnotsupp_on_a_classic_handle_says_it_is_exact)
 		     0);
 	cr_expect(strstr(text, "PMU cannot"), "explain: %s", text);
 }
-
-/* An open's error explained with no handle names the event of this
- * thread's last open, where that open failed with it: the words
- * shpmu-stat logs, not every reason an open may meet ENOENT. */
-Test(errors, an_open_error_is_explained_for_its_event)
-{
-	struct perf_event_attr none = sw_attr(999, false);
-	struct perf_event_attr cs = named("cs");
-	struct shpmu_target self = self_target();
-	struct shpmu_target cg = {.kind = SHPMU_TARGET_CGROUP,
-				  .cgroup_path = "no/such/cgroup"};
-	char text[512], generic[512];
-	int h;
-
-	cr_assert_eq(shpmu_open(pmu, &none, &self), -ENOENT);
-	cr_assert_eq(shpmu_explain(pmu, -1, -ENOENT, text, sizeof(text)), 0);
-	cr_expect(strstr(text, "does not have that event (type 1, config "
-			       "0x3e7)"),
-		  "%s", text);
-	cr_expect(!strstr(text, "cgroup"), "%s", text);
-	/* Another error than the open's, and after an open that worked:
-	 * the text for any open. */
-	cr_assert_eq(shpmu_explain(pmu, -1, -EMFILE, text, sizeof(text)), 0);
-	cr_expect(strstr(text, "RLIMIT_NOFILE"), "%s", text);
-	h = shpmu_open(pmu, &cs, &self);
-	cr_assert_geq(h, 0);
-	cr_assert_eq(shpmu_explain(pmu, -1, -ENOENT, generic, sizeof(generic)),
-		     0);
-	cr_expect(strstr(generic, "or no such cgroup"), "%s", generic);
-	/* A cgroup target's ENOENT may be the cgroup's. */
-	cr_assert_eq(shpmu_open(pmu, &none, &cg), -ENOENT);
-	cr_assert_eq(shpmu_explain(pmu, -1, -ENOENT, text, sizeof(text)), 0);
-	cr_expect_str_eq(text, generic);
-}

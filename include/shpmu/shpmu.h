@@ -648,9 +648,7 @@ SHPMU_API uint64_t shpmu_scale(const struct shpmu_count *c);
  * @brief Says in words what an error a call returned means, and what to
  *        do about it.
  * @param h the handle the call was on, or -1 for a call that made none
- *        (an open's error: where the calling thread's last open on @p pmu
- *        returned @p err and its target was not a cgroup, the text is
- *        about that open's event)
+ *        (an open's error)
  * @param err the negative errno the call returned: -ENODATA (a pinned
  *        event in error state: which event, why, how to bring it back),
  *        -EBUSY (no counter left for another distinct hardware event),

@@ -7,17 +7,14 @@
 
 #include "core/api.h"
 #include "core/explain.h"
-#include "core/failed_open.h"
 #include "core/hw_pmus.h"
 #include "core/kevent.h"
 #include "core/key.h"
 #include "sys/sys.h"
 
-/* What the text needs of handle h's event, copied under its lock, or of
- * the event of the calling thread's last failed open. */
+/* What the text needs of handle h's event, copied under its lock. */
 struct about {
-	bool known;	/* a handle was named */
-	bool from_open; /* no handle: event is the failed open's */
+	bool known; /* a handle was named */
 	int h;
 	struct event_key event; /* the leader's */
 	uint32_t nevents;
@@ -63,7 +60,7 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 {
 	unsigned char attr[SHPMU_ATTR_SIZE_KNOWN];
 
-	if (a->known || a->from_open)
+	if (a->known)
 		key_to_attr(&a->event, 0, attr);
 	switch (err) {
 	case -ENODATA:
@@ -126,9 +123,7 @@ static void explain_one(struct shpmu *pmu, const struct about *a, int err,
 		break;
 	}
 	if (!explain_common(pmu, err,
-			    a->known || a->from_open
-				    ? (struct perf_event_attr *)attr
-				    : NULL,
+			    a->known ? (struct perf_event_attr *)attr : NULL,
 			    buf, len))
 		snprintf(buf, len, "%s", strerror(-err));
 }
@@ -151,8 +146,6 @@ static int explain_checked(struct shpmu *pmu, int h, int err, char *buf,
 		a.nevents = slot->ev->key.nevents;
 		a.classic = !kevent_has_cache(slot->ev);
 		handle_unlock(&pmu->handles, h);
-	} else {
-		a.from_open = failed_open_event(pmu, err, &a.event);
 	}
 	explain_one(pmu, &a, err, text, sizeof(text));
 	n = strlen(text);

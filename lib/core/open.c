@@ -10,7 +10,6 @@
 #include "core/backend.h"
 #include "core/budget.h"
 #include "core/hw_pmus.h"
-#include "core/failed_open.h"
 #include "core/key.h"
 #include "core/kevent.h"
 #include "core/log.h"
@@ -363,16 +362,10 @@ static int open_checked(struct shpmu *pmu, const struct perf_event_attr *attrs,
 	if (!err)
 		err = target_to_key(target, call.cpu_rule_0_3, &key->target,
 				    &why);
-	failed_open_clear();
-	if (err) {
+	if (err)
 		pr_err(pmu, "%s: %s", fn, why);
-	} else {
+	else
 		err = open_resolved(pmu, key, target, disabled, call.flags);
-		/* For shpmu_explain(pmu, -1, err): the event refused. */
-		if (err < 0)
-			failed_open_note(pmu, err, &key->events[0],
-					 target->kind == SHPMU_TARGET_CGROUP);
-	}
 	small_free(key, &inline_key);
 	return shpmu_err(err);
 }
