@@ -271,6 +271,7 @@ static struct backend *auto_cgroup_backend(struct shpmu *pmu, uint32_t ncpus)
 	uint32_t online = online_or(pmu, ncpus);
 	uint32_t crossover = auto_crossover(online);
 	char why[160];
+	int err;
 
 	if (auto_stays_classic(c->classic_fds, ncpus, online)) {
 		snprintf(why, sizeof(why),
@@ -281,10 +282,14 @@ static struct backend *auto_cgroup_backend(struct shpmu *pmu, uint32_t ncpus)
 		tell(pmu, false, true, why);
 		return &auto_classic;
 	}
-	if (load_bpf(pmu)) {
-		pr_warn(pmu, "AUTO: the BPF backend cannot work here (see "
-			     "above): classic perf events count every cgroup "
-			     "from now on");
+	err = load_bpf(pmu);
+	if (err) {
+		/* Its reason may have been logged below this level. */
+		pr_warn(pmu,
+			"AUTO: the BPF backend cannot work here (%s; the "
+			"log at info level says why): classic perf events "
+			"count every cgroup from now on",
+			strerror(-err));
 		return &backend_perf;
 	}
 	snprintf(why, sizeof(why),
