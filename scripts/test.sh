@@ -128,8 +128,22 @@ stage() {
 	durations="$durations$(printf '%6d s  %s' "$took" "$name")
 "
 }
-run_plain() { plain_build && meson test -C build --print-errorlogs; }
-run_asan() { asan_build && meson test -C build-asan --no-suite slow --print-errorlogs; }
+# meson shows the last 100 lines of a failing test's log: its failed
+# assertions may lie above them.
+failed_assertions() {
+	echo "== the failed assertions, from $1"
+	grep -E -B1 -A3 "Assertion Failed|^\[FAIL\]" "$1" | head -120 || true
+	return 1
+}
+run_plain() {
+	plain_build && { meson test -C build --print-errorlogs ||
+		failed_assertions build/meson-logs/testlog.txt; }
+}
+run_asan() {
+	asan_build && { meson test -C build-asan --no-suite slow \
+		--print-errorlogs ||
+		failed_assertions build-asan/meson-logs/testlog.txt; }
+}
 run_tsan() {
 	[ -d build-tsan ] ||
 		meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
@@ -137,7 +151,8 @@ run_tsan() {
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 build-tsan/tests/stress 20 8
 }
 run_valgrind() {
-	meson test -C build --setup valgrind --suite unit --print-errorlogs
+	meson test -C build --setup valgrind --suite unit --print-errorlogs ||
+		failed_assertions build/meson-logs/testlog-valgrind.txt
 }
 run_bench() { meson test -C build --benchmark --print-errorlogs; }
 

@@ -363,8 +363,20 @@ uint64_t cg_raw_sum(const int *fds, int n)
 struct cg_twin cg_twin_open(const char *abs, uint64_t config)
 {
 	struct cg_twin t;
+	int nswitch = 0;
 
 	t.n = cg_raw_open(abs, config, t.fds, CG_TWIN_CPUS);
+	if (config == PERF_COUNT_SW_TASK_CLOCK ||
+	    config == PERF_COUNT_SW_CPU_CLOCK)
+		nswitch = cg_raw_open(abs, PERF_COUNT_SW_CONTEXT_SWITCHES,
+				      t.switch_fds, CG_TWIN_CPUS);
+	for (int i = 0; i < t.n; i++)
+		t.switch_fds[i] = i < nswitch ? t.switch_fds[i] : -1;
+	/* The switches first: each switch of the clock's window is in
+	 * theirs. */
+	for (int i = 0; i < t.n; i++)
+		if (t.switch_fds[i] >= 0)
+			raw_enable(t.switch_fds[i]);
 	for (int i = 0; i < t.n; i++)
 		raw_enable(t.fds[i]);
 	return t;
@@ -374,6 +386,9 @@ void cg_twin_disable(struct cg_twin *t)
 {
 	for (int i = 0; i < t->n; i++)
 		raw_disable(t->fds[i]);
+	for (int i = 0; i < t->n; i++)
+		if (t->switch_fds[i] >= 0)
+			raw_disable(t->switch_fds[i]);
 }
 
 uint64_t cg_twin_read(const struct cg_twin *t)
@@ -392,10 +407,26 @@ uint64_t cg_twin_read(const struct cg_twin *t)
 	return sum;
 }
 
+uint64_t cg_twin_switches(const struct cg_twin *t)
+{
+	uint64_t sum = 0, v[3];
+
+	for (int i = 0; i < t->n; i++) {
+		if (t->switch_fds[i] < 0)
+			continue;
+		raw_read(t->switch_fds[i], v);
+		sum += v[0];
+	}
+	return sum;
+}
+
 void cg_twin_close(struct cg_twin *t)
 {
-	for (int i = 0; i < t->n; i++)
+	for (int i = 0; i < t->n; i++) {
 		close(t->fds[i]);
+		if (t->switch_fds[i] >= 0)
+			close(t->switch_fds[i]);
+	}
 	t->n = 0;
 }
 
@@ -421,6 +452,11 @@ double cg_bpf_clock_pct(uint64_t twin_clock, uint64_t twin_switches)
 	return per_switch > CG_BPF_CLOCK_PCT ? per_switch : CG_BPF_CLOCK_PCT;
 }
 
+double cg_twin_bpf_pct(const struct cg_twin *t, uint64_t twin_clock)
+{
+	return cg_bpf_clock_pct(twin_clock, cg_twin_switches(t));
+}
+
 void cg_expect_twin_bound(uint64_t counted, uint64_t bound, uint64_t twin,
 			  double pct, const char *what)
 {
@@ -429,15 +465,17 @@ void cg_expect_twin_bound(uint64_t counted, uint64_t bound, uint64_t twin,
 	double dev = twin ? (c - t) / t : (double)(counted != 0);
 
 	if (bound)
-		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu), bound %llu "
-			    "(%.3f%% of the count)",
+		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu, tolerance "
+			    "%.3f%%), bound %llu (%.3f%% of the count)",
 			    what, 100 * dev, (unsigned long long)counted,
-			    (unsigned long long)twin, (unsigned long long)bound,
+			    (unsigned long long)twin, pct,
+			    (unsigned long long)bound,
 			    bound_pct(bound, counted));
 	else
-		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu)", what,
-			    100 * dev, (unsigned long long)counted,
-			    (unsigned long long)twin);
+		cr_log_info("deviation %s: %+.3f%% (%llu vs %llu, tolerance "
+			    "%.3f%%)",
+			    what, 100 * dev, (unsigned long long)counted,
+			    (unsigned long long)twin, pct);
 	cr_expect(c <= t + tol,
 		  "%s: %llu is %+.3f%% from its twin's %llu, above it by more "
 		  "than the tolerance (%.2f%%)",
@@ -497,11 +535,11 @@ void cg_expect_between_bound(uint64_t x, uint64_t bound, uint64_t lo,
 
 	cr_log_info(
 		"deviation %s: %llu in [%llu, %llu] (%+.3f%% below, %+.3f%% "
-		"above), bound %llu (%.3f%% of the count)",
+		"above, tolerance %.3f%%), bound %llu (%.3f%% of the count)",
 		what, (unsigned long long)x, (unsigned long long)lo,
 		(unsigned long long)hi,
 		lo ? 100 * ((double)x - (double)lo) / (double)lo : 0,
-		hi ? 100 * ((double)x - (double)hi) / (double)hi : 0,
+		hi ? 100 * ((double)x - (double)hi) / (double)hi : 0, pct,
 		(unsigned long long)bound, bound_pct(bound, x));
 	cr_expect((double)x + (double)bound >= below && (double)x <= above,
 		  "%s: %llu (bound %llu) is not within %.2f%% of [%llu, %llu]",

@@ -117,13 +117,19 @@ uint64_t cg_raw_sum(const int *fds, int n);
  * the child off its CPU), so that both cover the same window.
  */
 #define CG_TWIN_CPUS 64
+/* A clock's twin also counts the cgroup's context switches (switch_fds),
+ * from which a BPF clock's tolerance follows (cg_twin_bpf_pct()). */
 struct cg_twin {
 	int n;
 	int fds[CG_TWIN_CPUS];
+	int switch_fds[CG_TWIN_CPUS];
 };
 struct cg_twin cg_twin_open(const char *abs, uint64_t config);
 void cg_twin_disable(struct cg_twin *t);
 uint64_t cg_twin_read(const struct cg_twin *t);
+/* The cgroup's context switches since the twin opened (0 for a twin of
+ * an event other than a clock). */
+uint64_t cg_twin_switches(const struct cg_twin *t);
 void cg_twin_close(struct cg_twin *t);
 
 /*
@@ -148,11 +154,6 @@ void cg_twin_close(struct cg_twin *t);
  */
 #define CG_CLASSIC_TWIN_PCT 0.01
 #define CG_BPF_TWIN_PCT	    1.0
-/* What BPF is off by over a short window is an amount rather than a
- * share of it: over 30 to 60 ms windows it came to -2.1% to +1.0% here
- * (up to about a ms, under load); 2%, the tolerance of these windows
- * against the workers' own clocks from the start, is what they keep. */
-#define CG_BPF_SHORT_TWIN_PCT 2.0
 /*
  * The tolerance of a BPF cgroup clock against classic where the test also
  * counts the cgroup's switches (its classic context-switches): half a per
@@ -174,6 +175,8 @@ void cg_twin_close(struct cg_twin *t);
 #define CG_BPF_CLOCK_PCT 0.5
 #define CG_BPF_SWITCH_NS 3000.0
 double cg_bpf_clock_pct(uint64_t twin_clock, uint64_t twin_switches);
+/* The same, from a twin (cg_twin_read() and cg_twin_switches()). */
+double cg_twin_bpf_pct(const struct cg_twin *t, uint64_t twin_clock);
 /* Asserts |counted - twin| <= pct% of twin (ten times that under
  * valgrind, as expect_within_pct()), logging the deviation. */
 void cg_expect_twin(uint64_t counted, uint64_t twin, double pct,

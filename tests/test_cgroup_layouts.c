@@ -71,6 +71,7 @@ static void expect_works(struct shpmu *p)
 	char path[PATH_MAX];
 	struct shpmu_count c;
 	uint64_t id, cpu, twin_clock;
+	double pct;
 
 	cg_setup(p);
 	const char *abs = cg_make("x y");
@@ -93,12 +94,13 @@ static void expect_works(struct shpmu *p)
 	cpu = cg_finish(&w);
 	c = cg_read_bound(p, h, &bound);
 	twin_clock = cg_twin_read(&twin);
+	pct = cg_twin_bpf_pct(&twin, twin_clock);
 	cg_twin_close(&twin);
 	shpmu_close(p, h);
 	cg_reap(&w);
 	/* The twin is a classic cgroup event, the handle a BPF-counted one
-	 * (without BPF a classic one): see CG_BPF_SHORT_TWIN_PCT. */
-	cg_expect_twin_bound(c.value, bound, twin_clock, CG_BPF_SHORT_TWIN_PCT,
+	 * (without BPF a classic one): see cg_bpf_clock_pct(). */
+	cg_expect_twin_bound(c.value, bound, twin_clock, pct,
 			     "task-clock against its twin");
 	cg_expect_covers(twin_clock, cpu, "task-clock");
 }

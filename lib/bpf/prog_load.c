@@ -157,7 +157,7 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 		bpf_program__set_autoattach(skel->progs.on_ipi, false);
 		bpf_program__set_autoattach(skel->progs.on_attach, false);
 		bpf_program__set_autoattach(skel->progs.on_tick, false);
-		bpf_program__set_autoattach(skel->progs.find_move_fn, false);
+		bpf_program__set_autoattach(skel->progs.find_kernel_fns, false);
 		err = sys_bpf_skeleton_load(pmu, skel->skeleton);
 	}
 	if (err)
@@ -170,19 +170,25 @@ static int load(struct shpmu *pmu, uint32_t nr_cpus, uint32_t max_slots,
 	return err;
 }
 
-/* Has the program find the function a move's IPI runs (find_move_fn), so
- * that other IPIs count as plain checks. Where the kernel has no such
- * symbol, every IPI may be a move: counts stay exact, bounds grow. */
-static int find_move_fn(struct shpmu *pmu, struct switch_counter *s)
+/* Has the program find the function a move's IPI runs, so that other
+ * IPIs count as plain checks, and the scheduler tick's, where a counted
+ * run is settled (find_kernel_fns). Where the kernel has no such symbol,
+ * every IPI may be a move, and the tick is a timer like any other: counts
+ * stay exact, bounds grow. */
+static int find_kernel_fns(struct shpmu *pmu, struct switch_counter *s)
 {
 	uint32_t retval;
-	int err = sys_bpf_prog_test_run(pmu,
-					bpf_program__fd(s->progs.find_move_fn),
-					0, 0, NULL, 0, &retval);
+	int err = sys_bpf_prog_test_run(
+		pmu, bpf_program__fd(s->progs.find_kernel_fns), 0, 0, NULL, 0,
+		&retval);
 
 	if (!err && !s->bss->move_ipi_fn)
 		pr_debug(pmu, "BPF switch counter: no remote_function in this "
 			      "kernel: every IPI is taken as a move");
+	if (!err && !s->bss->tick_fn)
+		pr_debug(pmu, "BPF switch counter: no tick_nohz_handler in "
+			      "this kernel: the scheduler tick settles as any "
+			      "timer does, once a clock tick");
 	return err;
 }
 
@@ -200,7 +206,7 @@ static int attach_move_hook(struct shpmu *pmu, struct switch_counter *s,
 		err = sys_bpf_attach(pmu, s->progs.on_ipi, &s->links.on_ipi);
 		if (!err) {
 			s->bss->sees_moves = 1;
-			return find_move_fn(pmu, s);
+			return 0;
 		}
 		if (err != -ENOENT)
 			return err;
@@ -274,6 +280,8 @@ static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
 	 * run. */
 	int err = put_switch_sequences(pmu, s);
 
+	if (!err)
+		err = find_kernel_fns(pmu, s);
 	if (!err)
 		err = sys_bpf_attach(pmu, s->progs.on_switch,
 				     &s->links.on_switch);

@@ -554,8 +554,9 @@ static void restart(struct world *w, struct cpu *c, int may_have_moved)
 	resolve(w, c, in.task, &c->p.now);
 }
 
-/* check_cpu(): on_tick (0, 1); on_ipi (1, 0) for a call that may be a
- * move, (0, 0) for any other; on_attach (1, 0). */
+/* check_cpu(): on_tick (0, 1), or (0, 2) at the scheduler tick; on_ipi
+ * (1, 0) for a call that may be a move, (0, 0) for any other; on_attach
+ * (1, 0). */
 static void check_cpu(struct world *w, struct cpu *c, int at_move, int at_tick)
 {
 	struct prog *st = &c->p;
@@ -571,7 +572,7 @@ static void check_cpu(struct world *w, struct cpu *c, int at_move, int at_tick)
 		restart(w, c, 0);
 		return;
 	}
-	if (at_tick && jiffies(c) != st->settled_jiffies &&
+	if ((at_tick == 2 || (at_tick && jiffies(c) != st->settled_jiffies)) &&
 	    (st->now.nslots || st->now.ntargets)) {
 		struct interval in = {.task = task,
 				      .may_have_moved = !w->sees_moves};
@@ -827,8 +828,12 @@ static void step(struct world *w, struct cpu *c)
 			next = (next + 1) % w->ntasks;
 		switch_to(w, c, next);
 	} else if (pick < 75) {
-		TRACE(w, "%u: tick\n", w->step);
-		check_cpu(w, c, 0, 1);
+		/* Another timer's expiry, or the scheduler tick's. */
+		int tick = chance(&w->rng, 50) ? 2 : 1;
+
+		TRACE(w, "%u: %s\n", w->step,
+		      tick == 2 ? "the scheduler tick" : "a timer");
+		check_cpu(w, c, 0, tick);
 		check(w, c);
 	} else if (pick < 80) {
 		TRACE(w, "%u: flush\n", w->step);
@@ -867,7 +872,7 @@ static void step(struct world *w, struct cpu *c)
 		/* Time passes in the same task, across ticks. */
 		run(w, c, JIFFY, JIFFY);
 		TRACE(w, "%u: task %d ran a tick, tick\n", w->step, c->cur);
-		check_cpu(w, c, 0, 1);
+		check_cpu(w, c, 0, 2);
 		check(w, c);
 	}
 }

@@ -266,12 +266,25 @@ __noinline int restart(struct cpu_state *st, int may_have_moved)
 	return 0;
 }
 
+/* Where a check runs (check_cpu()'s at_tick). */
+#define AT_NO_TIMER   0
+#define AT_TIMER      1 /* an hrtimer's expiry */
+#define AT_SCHED_TICK 2 /* the scheduler tick's */
+
 /*
  * Whether the CPU must be settled now: the running task moved to another
  * cgroup (what it ran before goes to the cgroups it left), or it is not
- * the task that switched in last, or (at_tick) a counted task has run
- * unsettled since an earlier tick. at_move: called where a task is being
- * moved, which may be the one found here, before or after it came.
+ * the task that switched in last, or, at a timer, a counted task is
+ * running: at the scheduler tick always, at another timer if it has run
+ * unsettled since an earlier clock tick. The tick is where the scheduler
+ * takes the CPU from a task that used its slice (the switch follows the
+ * tick's handler): settled there, a run that then leaves by a hidden
+ * switch leaves only the microseconds between the two unattributed, and
+ * no run goes unsettled longer than a tick. (The jiffy a tick ends is
+ * still the current one at its expiry, so the jiffy test alone let a run
+ * begun in it go on unsettled through the next.) at_move: called where a
+ * task is being moved, which may be the one found here, before or after
+ * it came.
  */
 __noinline int check_cpu(struct cpu_state *st, int at_move, int at_tick)
 {
@@ -289,7 +302,8 @@ __noinline int check_cpu(struct cpu_state *st, int at_move, int at_tick)
 	/* A counted task's run, settled once a tick: should it leave by a
 	 * hidden switch, only the part since goes unattributed. The settle
 	 * also finds switches hidden among tasks that came back. */
-	if (at_tick && bpf_jiffies64() != st->settled_jiffies &&
+	if ((at_tick == AT_SCHED_TICK ||
+	     (at_tick && bpf_jiffies64() != st->settled_jiffies)) &&
 	    (st->now.nslots || st->now.ntargets)) {
 		struct interval in = {.task = task,
 				      .may_have_moved = !sees_moves};
@@ -319,7 +333,7 @@ static __always_inline void leave(struct cpu_state *st)
 	/* A check that landed inside this run: do it now, as a move. */
 	if (st->recheck) {
 		st->recheck = 0;
-		check_cpu(st, 1, 0);
+		check_cpu(st, 1, AT_NO_TIMER);
 	}
 	st->busy = 0;
 }

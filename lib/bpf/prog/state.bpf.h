@@ -154,7 +154,7 @@ __u64 unattributed_settles = 0;
  * must not assume away. */
 __u32 sees_moves = 0;
 /* The function perf's cgroup controller has a moved task's CPU run (the
- * kernel's remote_function), found by find_move_fn at load: an IPI that
+ * kernel's remote_function), found by find_kernel_fns at load: an IPI that
  * runs another function moves no task. 0: unknown, any IPI may. */
 __u64 move_ipi_fn = 0;
 /* What remote_function calls to move a task (__perf_cgroup_move), found
@@ -162,6 +162,11 @@ __u64 move_ipi_fn = 0;
  * kernel, not by libbpf from /proc/kallsyms: that parse cost every load
  * about 150 ms.) */
 __u64 move_task_fn = 0;
+/* The function of the scheduler tick's hrtimer (tick_nohz_handler;
+ * tick_sched_timer before Linux 6.9), found likewise: at the tick a
+ * counted run is settled, whenever the CPU last settled. 0: unknown, and
+ * the tick is an hrtimer expiry like any other. */
+__u64 tick_fn = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */
 __u64 moves_settled = 0;

@@ -133,6 +133,20 @@ static __always_inline int on_check_point(int at_move, int at_tick)
 	return 0;
 }
 
+/* Whether timer (an expiring struct hrtimer) is the scheduler tick's. */
+static __always_inline int is_sched_tick(__u64 timer)
+{
+	struct hrtimer *t;
+
+	if (!tick_fn || !timer || !bpf_core_type_exists(struct hrtimer))
+		return 0;
+	t = bpf_rdonly_cast((void *)timer,
+			    bpf_core_type_id_kernel(struct hrtimer));
+	if (!bpf_core_field_exists(t->function))
+		return 0;
+	return (__u64)t->function == tick_fn;
+}
+
 /* Every hrtimer expiry, the scheduler tick's included: a switch the kernel
  * hid is found within a tick of the task that followed it, which bounds
  * what it leaves unattributed. (Its own program: the switch program keeps
@@ -140,7 +154,8 @@ static __always_inline int on_check_point(int at_move, int at_tick)
 SEC("raw_tp/hrtimer_expire_entry")
 int on_tick(__u64 *ctx)
 {
-	return on_check_point(0, 1);
+	return on_check_point(0,
+			      is_sched_tick(ctx[0]) ? AT_SCHED_TICK : AT_TIMER);
 }
 
 /*
@@ -182,16 +197,18 @@ static __always_inline int may_move_current(__u64 fn, __u64 csd)
 SEC("raw_tp/csd_function_entry")
 int on_ipi(__u64 *ctx)
 {
-	return on_check_point(may_move_current(ctx[0], ctx[1]), 0);
+	return on_check_point(may_move_current(ctx[0], ctx[1]), AT_NO_TIMER);
 }
 
 /* Run once at load (a test-run): where the functions of a move's IPI
- * are. */
+ * are, and the scheduler tick's. */
 SEC("syscall")
-int find_move_fn(void *ctx)
+int find_kernel_fns(void *ctx)
 {
 	static const char ipi[] = "remote_function";
 	static const char move[] = "__perf_cgroup_move";
+	static const char tick[] = "tick_nohz_handler";
+	static const char old_tick[] = "tick_sched_timer";
 	__u64 addr = 0;
 
 	if (!bpf_kallsyms_lookup_name(ipi, sizeof(ipi), 0, &addr))
@@ -199,6 +216,10 @@ int find_move_fn(void *ctx)
 	addr = 0;
 	if (!bpf_kallsyms_lookup_name(move, sizeof(move), 0, &addr))
 		move_task_fn = addr;
+	addr = 0;
+	if (!bpf_kallsyms_lookup_name(tick, sizeof(tick), 0, &addr) ||
+	    !bpf_kallsyms_lookup_name(old_tick, sizeof(old_tick), 0, &addr))
+		tick_fn = addr;
 	return 0;
 }
 
@@ -208,7 +229,7 @@ int find_move_fn(void *ctx)
 SEC("raw_tp/cgroup_attach_task")
 int on_attach(__u64 *ctx)
 {
-	return on_check_point(1, 0);
+	return on_check_point(1, AT_NO_TIMER);
 }
 
 /* A new thread is in its process's targets already; a thread of an
