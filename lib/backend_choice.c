@@ -408,6 +408,11 @@ uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu)
 	return counters_of(pmu).moves;
 }
 
+bool shpmu__bpf_sees_tick(const struct shpmu *pmu)
+{
+	return counters_of(pmu).sees_tick;
+}
+
 uint64_t shpmu__bpf_task_map_bytes(const struct shpmu *pmu)
 {
 	return counters_of(pmu).task_map_bytes;

@@ -5,6 +5,7 @@
 #ifndef SHPMU_BACKEND_CHOICE_H
 #define SHPMU_BACKEND_CHOICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct shpmu;
@@ -18,5 +19,7 @@ uint64_t shpmu__bpf_unattributed_settles(const struct shpmu *pmu);
 uint64_t shpmu__bpf_moves_settled(const struct shpmu *pmu);
 uint64_t shpmu__bpf_task_map_bytes(const struct shpmu *pmu);
 uint64_t shpmu__bpf_children_lost(const struct shpmu *pmu);
+/* Whether the program settles at the scheduler tick (found its function). */
+bool shpmu__bpf_sees_tick(const struct shpmu *pmu);
 
 #endif

@@ -443,6 +443,7 @@ void bpf_backend_counters(const struct backend *backend,
 	out->moves = counter_prog_moves(p);
 	out->task_map_bytes = counter_prog_task_bytes(p);
 	out->children_lost = counter_prog_children_lost(p);
+	out->sees_tick = counter_prog_sees_tick(p);
 }
 
 bool bpf_backend_counts(const struct share_key *key)

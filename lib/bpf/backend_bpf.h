@@ -35,6 +35,8 @@ struct bpf_backend_counters {
 	/* The kernel's memory of the task targets' maps (links, totals),
 	 * and children of inherit targets left uncounted (no room). */
 	uint64_t task_map_bytes, children_lost;
+	/* Whether it settles at the scheduler tick (its function found). */
+	bool sees_tick;
 };
 void bpf_backend_counters(const struct backend *b,
 			  struct bpf_backend_counters *out);

@@ -191,6 +191,8 @@ uint64_t counter_prog_unseen(const struct counter_prog *p);
 /* Settles that left a delta unattributed (on any CPU). */
 uint64_t counter_prog_unattributed_settles(const struct counter_prog *p);
 uint64_t counter_prog_moves(const struct counter_prog *p);
+/* Whether the program knows the scheduler tick's function (tick_fn). */
+bool counter_prog_sees_tick(const struct counter_prog *p);
 
 /* Test knobs (set before a load; 0 in every library build): the program
  * skips the switch runs whose outgoing thread is skip_tid, and every

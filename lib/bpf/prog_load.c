@@ -182,13 +182,19 @@ static int find_kernel_fns(struct shpmu *pmu, struct switch_counter *s)
 		pmu, bpf_program__fd(s->progs.find_kernel_fns), 0, 0, NULL, 0,
 		&retval);
 
+	if (err)
+		pr_info(pmu,
+			"cannot run the BPF switch counter's lookup of kernel "
+			"functions: %s",
+			strerror(-err));
 	if (!err && !s->bss->move_ipi_fn)
 		pr_debug(pmu, "BPF switch counter: no remote_function in this "
 			      "kernel: every IPI is taken as a move");
 	if (!err && !s->bss->tick_fn)
-		pr_debug(pmu, "BPF switch counter: no tick_nohz_handler in "
-			      "this kernel: the scheduler tick settles as any "
-			      "timer does, once a clock tick");
+		pr_debug(pmu, "BPF switch counter: the scheduler tick's "
+			      "function (tick_sched_timer, tick_nohz_handler) "
+			      "not found: the tick settles as any timer does, "
+			      "once a jiffy");
 	return err;
 }
 
@@ -282,9 +288,9 @@ static int attach(struct shpmu *pmu, struct switch_counter *s, bool ipi_hook)
 
 	if (!err)
 		err = find_kernel_fns(pmu, s);
-	if (!err)
-		err = sys_bpf_attach(pmu, s->progs.on_switch,
-				     &s->links.on_switch);
+	if (err)
+		return err; /* (each says why) */
+	err = sys_bpf_attach(pmu, s->progs.on_switch, &s->links.on_switch);
 	if (!err)
 		err = sys_bpf_attach(pmu, s->progs.on_fork, &s->links.on_fork);
 	if (!err)

@@ -401,6 +401,11 @@ uint64_t counter_prog_unattributed_settles(const struct counter_prog *p)
 	return __atomic_load_n(&p->bss->unattributed_settles, __ATOMIC_RELAXED);
 }
 
+bool counter_prog_sees_tick(const struct counter_prog *p)
+{
+	return __atomic_load_n(&p->bss->tick_fn, __ATOMIC_RELAXED) != 0;
+}
+
 uint64_t counter_prog_moves(const struct counter_prog *p)
 {
 	return __atomic_load_n(&p->bss->moves_settled, __ATOMIC_RELAXED);

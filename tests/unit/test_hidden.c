@@ -554,9 +554,14 @@ static void restart(struct world *w, struct cpu *c, int may_have_moved)
 	resolve(w, c, in.task, &c->p.now);
 }
 
-/* check_cpu(): on_tick (0, 1), or (0, 2) at the scheduler tick; on_ipi
- * (1, 0) for a call that may be a move, (0, 0) for any other; on_attach
- * (1, 0). */
+/* Where a check runs, as prog/settle.bpf.h has it. */
+#define AT_NO_TIMER   0
+#define AT_TIMER      1
+#define AT_SCHED_TICK 2
+
+/* check_cpu(): on_tick (0, AT_TIMER), or (0, AT_SCHED_TICK) at the
+ * scheduler tick; on_ipi (1, AT_NO_TIMER) for a call that may be a move,
+ * (0, AT_NO_TIMER) for any other; on_attach (1, AT_NO_TIMER). */
 static void check_cpu(struct world *w, struct cpu *c, int at_move, int at_tick)
 {
 	struct prog *st = &c->p;
@@ -572,7 +577,8 @@ static void check_cpu(struct world *w, struct cpu *c, int at_move, int at_tick)
 		restart(w, c, 0);
 		return;
 	}
-	if ((at_tick == 2 || (at_tick && jiffies(c) != st->settled_jiffies)) &&
+	if ((at_tick == AT_SCHED_TICK ||
+	     (at_tick && jiffies(c) != st->settled_jiffies)) &&
 	    (st->now.nslots || st->now.ntargets)) {
 		struct interval in = {.task = task,
 				      .may_have_moved = !w->sees_moves};
@@ -829,10 +835,10 @@ static void step(struct world *w, struct cpu *c)
 		switch_to(w, c, next);
 	} else if (pick < 75) {
 		/* Another timer's expiry, or the scheduler tick's. */
-		int tick = chance(&w->rng, 50) ? 2 : 1;
+		int tick = chance(&w->rng, 50) ? AT_SCHED_TICK : AT_TIMER;
 
 		TRACE(w, "%u: %s\n", w->step,
-		      tick == 2 ? "the scheduler tick" : "a timer");
+		      tick == AT_SCHED_TICK ? "the scheduler tick" : "a timer");
 		check_cpu(w, c, 0, tick);
 		check(w, c);
 	} else if (pick < 80) {
@@ -872,7 +878,7 @@ static void step(struct world *w, struct cpu *c)
 		/* Time passes in the same task, across ticks. */
 		run(w, c, JIFFY, JIFFY);
 		TRACE(w, "%u: task %d ran a tick, tick\n", w->step, c->cur);
-		check_cpu(w, c, 0, 2);
+		check_cpu(w, c, 0, AT_SCHED_TICK);
 		check(w, c);
 	}
 }

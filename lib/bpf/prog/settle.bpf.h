@@ -280,7 +280,8 @@ __noinline int restart(struct cpu_state *st, int may_have_moved)
  * takes the CPU from a task that used its slice (the switch follows the
  * tick's handler): settled there, a run that then leaves by a hidden
  * switch leaves only the microseconds between the two unattributed, and
- * no run goes unsettled longer than a tick. (The jiffy a tick ends is
+ * no run goes unsettled longer than a tick (where the tick's function was
+ * found, and the CPU ticks: not a nohz_full one). (The jiffy a tick ends is
  * still the current one at its expiry, so the jiffy test alone let a run
  * begun in it go on unsettled through the next.) at_move: called where a
  * task is being moved, which may be the one found here, before or after

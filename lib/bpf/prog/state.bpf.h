@@ -162,10 +162,11 @@ __u64 move_ipi_fn = 0;
  * kernel, not by libbpf from /proc/kallsyms: that parse cost every load
  * about 150 ms.) */
 __u64 move_task_fn = 0;
-/* The function of the scheduler tick's hrtimer (tick_nohz_handler;
- * tick_sched_timer before Linux 6.9), found likewise: at the tick a
- * counted run is settled, whenever the CPU last settled. 0: unknown, and
- * the tick is an hrtimer expiry like any other. */
+/* The function of the scheduler tick's hrtimer (tick_sched_timer up to
+ * Linux 6.8, tick_nohz_handler from 6.9), found likewise: at the tick a
+ * counted run is settled, whenever the CPU last settled. 0: unknown (or
+ * addresses withheld, as kptr_restrict does), and the tick is an hrtimer
+ * expiry like any other. */
 __u64 tick_fn = 0;
 /* Moves of a running task the program settled at the moment they
  * happened (for tests and the debug log). */

@@ -207,8 +207,11 @@ int find_kernel_fns(void *ctx)
 {
 	static const char ipi[] = "remote_function";
 	static const char move[] = "__perf_cgroup_move";
-	static const char tick[] = "tick_nohz_handler";
+	/* Up to 6.8 the tick's hrtimer runs tick_sched_timer, and a
+	 * tick_nohz_handler exists too, for the low-resolution tick; from
+	 * 6.9 the first is gone and the hrtimer runs the second. */
 	static const char old_tick[] = "tick_sched_timer";
+	static const char tick[] = "tick_nohz_handler";
 	__u64 addr = 0;
 
 	if (!bpf_kallsyms_lookup_name(ipi, sizeof(ipi), 0, &addr))
@@ -217,8 +220,8 @@ int find_kernel_fns(void *ctx)
 	if (!bpf_kallsyms_lookup_name(move, sizeof(move), 0, &addr))
 		move_task_fn = addr;
 	addr = 0;
-	if (!bpf_kallsyms_lookup_name(tick, sizeof(tick), 0, &addr) ||
-	    !bpf_kallsyms_lookup_name(old_tick, sizeof(old_tick), 0, &addr))
+	if (!bpf_kallsyms_lookup_name(old_tick, sizeof(old_tick), 0, &addr) ||
+	    !bpf_kallsyms_lookup_name(tick, sizeof(tick), 0, &addr))
 		tick_fn = addr;
 	return 0;
 }

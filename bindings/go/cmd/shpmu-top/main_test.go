@@ -152,7 +152,7 @@ func TestBusyCgroupTopsIdleOne(t *testing.T) {
 			buf.String())
 	}
 	if busy, _ := strconv.ParseFloat(rates["busy"], 64); busy <= 0 &&
-		given > outside+interval {
+		given > outside+2*interval {
 		t.Errorf("busy at 0%% CPU:\n%s", buf.String())
 	}
 	if rates["idle"] != "0.0" {
@@ -165,6 +165,10 @@ func TestBusyCgroupTopsIdleOne(t *testing.T) {
 func cpuTime(t *testing.T, pid int) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("no /proc/PID/schedstat here (a kernel without " +
+			"CONFIG_SCHED_INFO): the burner's CPU time is unknown")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
