@@ -371,21 +371,17 @@ uint64_t cg_raw_sum(const int *fds, int n)
 
 struct cg_twin cg_twin_open(const char *abs, uint64_t config)
 {
-	struct cg_twin t;
-	int nswitch = 0;
+	struct cg_twin t = {.nswitch = 0};
 
 	t.n = cg_raw_open(abs, config, t.fds, CG_TWIN_CPUS);
 	if (config == PERF_COUNT_SW_TASK_CLOCK ||
 	    config == PERF_COUNT_SW_CPU_CLOCK)
-		nswitch = cg_raw_open(abs, PERF_COUNT_SW_CONTEXT_SWITCHES,
-				      t.switch_fds, CG_TWIN_CPUS);
-	for (int i = 0; i < t.n; i++)
-		t.switch_fds[i] = i < nswitch ? t.switch_fds[i] : -1;
+		t.nswitch = cg_raw_open(abs, PERF_COUNT_SW_CONTEXT_SWITCHES,
+					t.switch_fds, CG_TWIN_CPUS);
 	/* The switches first: each switch of the clock's window is in
 	 * theirs. */
-	for (int i = 0; i < t.n; i++)
-		if (t.switch_fds[i] >= 0)
-			raw_enable(t.switch_fds[i]);
+	for (int i = 0; i < t.nswitch; i++)
+		raw_enable(t.switch_fds[i]);
 	for (int i = 0; i < t.n; i++)
 		raw_enable(t.fds[i]);
 	return t;
@@ -395,9 +391,8 @@ void cg_twin_disable(struct cg_twin *t)
 {
 	for (int i = 0; i < t->n; i++)
 		raw_disable(t->fds[i]);
-	for (int i = 0; i < t->n; i++)
-		if (t->switch_fds[i] >= 0)
-			raw_disable(t->switch_fds[i]);
+	for (int i = 0; i < t->nswitch; i++)
+		raw_disable(t->switch_fds[i]);
 }
 
 uint64_t cg_twin_read(const struct cg_twin *t)
@@ -418,25 +413,16 @@ uint64_t cg_twin_read(const struct cg_twin *t)
 
 uint64_t cg_twin_switches(const struct cg_twin *t)
 {
-	uint64_t sum = 0, v[3];
-
-	for (int i = 0; i < t->n; i++) {
-		if (t->switch_fds[i] < 0)
-			continue;
-		raw_read(t->switch_fds[i], v);
-		sum += v[0];
-	}
-	return sum;
+	return cg_raw_sum(t->switch_fds, t->nswitch);
 }
 
 void cg_twin_close(struct cg_twin *t)
 {
-	for (int i = 0; i < t->n; i++) {
+	for (int i = 0; i < t->n; i++)
 		close(t->fds[i]);
-		if (t->switch_fds[i] >= 0)
-			close(t->switch_fds[i]);
-	}
-	t->n = 0;
+	for (int i = 0; i < t->nswitch; i++)
+		close(t->switch_fds[i]);
+	t->n = t->nswitch = 0;
 }
 
 void cg_expect_twin(uint64_t counted, uint64_t twin, double pct,

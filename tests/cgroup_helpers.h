@@ -120,7 +120,7 @@ uint64_t cg_raw_sum(const int *fds, int n);
 /* A clock's twin also counts the cgroup's context switches (switch_fds),
  * from which a BPF clock's tolerance follows (cg_twin_bpf_pct()). */
 struct cg_twin {
-	int n;
+	int n, nswitch;
 	int fds[CG_TWIN_CPUS];
 	int switch_fds[CG_TWIN_CPUS];
 };

@@ -322,14 +322,6 @@ static void child_enter(const char *abs, int cpu)
 
 /* ---- Preempted at the tick ---- */
 
-static void read_bytes(int fd, int n, const char *what)
-{
-	char byte;
-
-	for (int i = 0; i < n; i++)
-		cr_assert_eq(read(fd, &byte, 1), 1, "%s", what);
-}
-
 #define PREEMPTED_WALL_NS 1200000000ull
 /* The share of the worker's time the ticks must have settled. The pair
  * run round-robin (SCHED_RR, so that no ordinary task preempts them, as a
@@ -512,6 +504,14 @@ static void pp_child(const char *abs, int cpu, int rounds, bool first, int in,
 	while (read(go, &byte, 1) > 0)
 		;
 	_exit(0);
+}
+
+static void read_bytes(int fd, int n, const char *what)
+{
+	char byte;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(read(fd, &byte, 1), 1, "%s", what);
 }
 
 static struct pingpong pp_spawn(const char *abs, int cpu, int rounds)
