@@ -451,3 +451,35 @@ Test(cgroups, auto_says_once_per_context_that_it_counts_classic)
 		shpmu_free(autos[i]);
 	}
 }
+
+/* A kernel can add to a cgroup event's times, at its enable, the spell its
+ * cgroup had no active event on a CPU: seconds, where the window is a
+ * fraction of one. A handle's times are its own window's (over every CPU)
+ * all the same, and a software event runs whenever enabled. */
+Test(cgroups, a_new_handle_times_only_its_own_window)
+{
+	char root[PATH_MAX];
+	struct shpmu_count c;
+	uint64_t wall;
+
+	cr_assert_eq(shpmu_cgroup_root(pmu, root, sizeof(root)), 0);
+	for (int round = 0; round < 2; round++) {
+		/* No event on the root: a spell for the kernel to add. */
+		usleep(1200 * 1000);
+		wall = wall_ns();
+		int h = open_cg(pmu, PERF_COUNT_SW_TASK_CLOCK, 0, root, false);
+
+		usleep(200 * 1000);
+		cr_assert_eq(shpmu_read(pmu, h, &c), 0);
+		wall = wall_ns() - wall;
+		cr_expect_leq(c.time_enabled, wall * (uint64_t)online_cpus(),
+			      "round %d: enabled %.3f ms in %.3f ms on %d CPUs",
+			      round, (double)c.time_enabled / 1e6,
+			      (double)wall / 1e6, online_cpus());
+		cr_expect_eq(c.time_running, c.time_enabled,
+			     "round %d: running %llu, enabled %llu", round,
+			     (unsigned long long)c.time_running,
+			     (unsigned long long)c.time_enabled);
+		cr_assert_eq(shpmu_close(pmu, h), 0);
+	}
+}

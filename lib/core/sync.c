@@ -40,11 +40,24 @@ int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 	/* Under ev->lock no other handle can switch the sources between
 	 * this one's reading and its count. */
 	pthread_mutex_lock(&ev->lock);
-	err = read_reviving(pmu, h, &s, &now);
-	if (!err) {
-		window_start(h, now);
+	if (ev->enabled == 0) {
+		/* The first enable reads after switching the sources on: a
+		 * kernel can add to a cgroup event's times at its enable the
+		 * spell its cgroup had no active event on a CPU (seconds
+		 * where the window is 0.5 s), which belongs in no window. */
 		err = kevent_enable_get(pmu, ev, at_open);
+		if (!err) {
+			err = read_reviving(pmu, h, &s, &now);
+			if (err)
+				kevent_enable_put(pmu, ev);
+		}
+	} else {
+		err = read_reviving(pmu, h, &s, &now);
+		if (!err)
+			err = kevent_enable_get(pmu, ev, at_open);
 	}
+	if (!err)
+		window_start(h, now);
 	pthread_mutex_unlock(&ev->lock);
 	scratch_put(&s);
 	return err;

@@ -55,17 +55,20 @@ static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
 			    unsigned long flags, int err)
 {
 	int group_fd = m ? fds_of(ev, i)[0] : -1;
-	char why[384], where[64];
+	const struct target_key *t = &ev->key.target;
+	char why[384], where[64], on_cpu[24] = "";
 
 	explain_open_error(pmu, err, attr, pid, ev->cpus[i], group_fd, flags,
 			   why, sizeof(why));
+	/* A CPU target's name is its CPU already. */
+	if (t->kind != SHPMU_TARGET_CPU || t->cpu == SHPMU_ALL_CPUS)
+		snprintf(on_cpu, sizeof(on_cpu), " (cpu %d)", ev->cpus[i]);
 	pr_err(pmu,
-	       "perf_event_open(type %u, config %#llx%s) for %s (cpu %d): "
-	       "%s: %s",
+	       "perf_event_open(type %u, config %#llx%s) for %s%s: %s: %s",
 	       attr->type, (unsigned long long)attr->config,
 	       ev->key.nevents > 1 ? ", in a group" : "",
-	       target_name(&ev->key.target, where, sizeof(where)), ev->cpus[i],
-	       strerror(-err), why);
+	       target_name(t, where, sizeof(where)), on_cpu, strerror(-err),
+	       why);
 }
 
 /* A process is counted thread by thread, as perf stat -p does: each
