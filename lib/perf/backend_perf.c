@@ -63,8 +63,7 @@ static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
 	/* A CPU target's name is its CPU already. */
 	if (t->kind != SHPMU_TARGET_CPU || t->cpu == SHPMU_ALL_CPUS)
 		snprintf(on_cpu, sizeof(on_cpu), " (cpu %d)", ev->cpus[i]);
-	pr_err(pmu,
-	       "perf_event_open(type %u, config %#llx%s) for %s%s: %s: %s",
+	pr_err(pmu, "perf_event_open(type %u, config %#llx%s) for %s%s: %s: %s",
 	       attr->type, (unsigned long long)attr->config,
 	       ev->key.nevents > 1 ? ", in a group" : "",
 	       target_name(t, where, sizeof(where)), on_cpu, strerror(-err),
