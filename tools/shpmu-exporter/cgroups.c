@@ -81,7 +81,8 @@ static void add(struct exporter *x, uint64_t id, const char *walked)
 	}
 	c.handles = malloc(sizeof(int) * x->nevents);
 	c.label = label_of(x, id, walked);
-	if (!c.handles || !c.label)
+	c.labels = c.label ? label_pair("cgroup", c.label) : NULL;
+	if (!c.handles || !c.labels)
 		goto fail;
 	for (size_t e = 0; e < x->nevents; e++) {
 		int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
@@ -101,6 +102,7 @@ static void add(struct exporter *x, uint64_t id, const char *walked)
 fail:
 	free(c.handles);
 	free(c.label);
+	free(c.labels);
 }
 
 struct walk {
@@ -218,6 +220,7 @@ walked:
 			close_handles(x, c->handles, x->nevents);
 			free(c->handles);
 			free(c->label);
+			free(c->labels);
 			continue;
 		}
 		x->cgroups[kept++] = *c;
@@ -232,6 +235,7 @@ void cgroups_close_all(struct exporter *x)
 		close_handles(x, x->cgroups[i].handles, x->nevents);
 		free(x->cgroups[i].handles);
 		free(x->cgroups[i].label);
+		free(x->cgroups[i].labels);
 	}
 	x->ncgroups = 0;
 }

@@ -41,7 +41,8 @@ int options_parse(struct options *o, int argc, char **argv);
 
 struct event {
 	char name[64];
-	bool clock; /* ns: exported in seconds */
+	char *label; /* event="name", escaped: written as it is */
+	bool clock;  /* ns: exported in seconds */
 };
 
 /* Why the exporter closed a client's connection
@@ -56,7 +57,8 @@ enum cut_reason {
 /* A counted cgroup: its handles, one per event. */
 struct cgroup {
 	uint64_t id;
-	char *label; /* its path under the cgroup mount, "/" first */
+	char *label;  /* its path under the cgroup mount, "/" first */
+	char *labels; /* its label set (cgroup="label"), escaped once */
 	int *handles;
 	bool seen; /* found by the latest walk */
 };
@@ -100,6 +102,10 @@ int scrape(struct exporter *x, enum format f, char **out, size_t *len);
  * escaped as the text formats say, and each byte that is not part of
  * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
 void put_label_value(FILE *f, const char *s);
+
+/* name="value", value written as put_label_value() writes it, in a
+ * string of its own (malloc'd); NULL where there is no memory. */
+char *label_pair(const char *name, const char *value);
 
 /* ns as seconds, to the ns, and the line's end. */
 void put_seconds(FILE *f, uint64_t ns);

@@ -101,6 +101,10 @@ static int pick_events(struct exporter *x)
 		}
 		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
 			 "%s", names[i]);
+		x->events[x->nevents].label =
+			label_pair("event", x->events[x->nevents].name);
+		if (!x->events[x->nevents].label)
+			return -ENOMEM;
 		x->events[x->nevents++].clock = is_clock(&attr);
 	}
 	if (!x->nevents) {
@@ -200,6 +204,8 @@ void exporter_fini(struct exporter *x)
 	free(x->cgroups);
 	free(x->cpu_handles);
 	free(x->cpus);
+	for (size_t e = 0; e < x->nevents; e++)
+		free(x->events[e].label);
 	shpmu_free(x->pmu); /* closes the per-CPU handles */
 	pthread_mutex_destroy(&x->lock);
 }
