@@ -151,11 +151,14 @@ static bool visit(struct walk *w, const char *dir, const char *label)
 	unsigned int kinds = x->opts->kinds;
 	struct cgroup key, *c;
 	struct naming n;
-	bool below;
+	bool below = true;
 
-	naming_parse(&n, below_root(w, label));
-	below = !kinds ||
-		(n.w.kind != WORKLOAD_CONTAINER && n.w.kind != WORKLOAD_CONMON);
+	/* Without --cgroup.kind a path is parsed only when it is new. */
+	if (kinds) {
+		naming_parse(&n, below_root(w, label));
+		below = n.w.kind != WORKLOAD_CONTAINER &&
+			n.w.kind != WORKLOAD_CONMON;
+	}
 	if (!wanted(x->opts, label) || (kinds && !naming_may_be(&n, kinds)) ||
 	    shpmu_cgroup_id(x->pmu, dir, &key.id))
 		return below;
@@ -177,8 +180,10 @@ static bool visit(struct walk *w, const char *dir, const char *label)
 	} else {
 		size_t before = x->ncgroups;
 
-		if (!kinds)
+		if (!kinds) {
+			naming_parse(&n, below_root(w, label));
 			naming_find(x, &n);
+		}
 		add(x, key.id, label, &n);
 		w->counted += x->ncgroups > before;
 	}
