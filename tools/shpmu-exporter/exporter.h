@@ -22,12 +22,11 @@
 
 /* What --cgroup.kind asks for; naming.c tells each cgroup's. */
 enum {
-	KIND_POD = 1 << 0, /* a pod's own cgroup */
-	KIND_CONTAINER =
-		1 << 1,	       /* a container's, its name known or not asked */
-	KIND_SANDBOX = 1 << 2, /* a pod's container without a log: pause */
-	KIND_CONMON = 1 << 3,  /* CRI-O's or Podman's monitor */
-	KIND_UNIT = 1 << 4,    /* a systemd service's or scope's */
+	KIND_POD = 1 << 0,	 /* a pod's own cgroup */
+	KIND_CONTAINER = 1 << 1, /* a container's */
+	KIND_SANDBOX = 1 << 2,	 /* a pod's container without a log: pause */
+	KIND_CONMON = 1 << 3,	 /* CRI-O's or Podman's monitor */
+	KIND_UNIT = 1 << 4,	 /* a systemd service's or scope's */
 };
 
 /* How deep a walk with --cgroup.kind goes without --cgroup.depth: the

@@ -36,19 +36,18 @@ static void usage(FILE *f)
 		"  --cgroup.match=GLOB     only cgroups whose path matches; "
 		"repeatable\n"
 		"  --cgroup.kind=LIST      only these: pod, container, "
-		"sandbox, "
-		"conmon, unit\n"
-		"                          (depth 6 unless --cgroup.depth "
-		"says)\n"
+		"sandbox,\n"
+		"                          conmon, unit (6 levels deep unless\n"
+		"                          --cgroup.depth says)\n"
 		"  --max-cgroups=N         count at most N cgroups (1000)\n"
-		"  --kubernetes.logs-dir=DIR  pod names from the kubelet's "
-		"log directories\n"
-		"                          (/var/log/pods where it is; '': "
-		"none)\n"
-		"  --kubernetes.container-logs-dir=DIR  container names from "
-		"its log links\n"
-		"                          (/var/log/containers where it is; "
+		"  --kubernetes.logs-dir=DIR  the kubelet's pod log "
+		"directories, for pod\n"
+		"                          names (/var/log/pods where it is; "
 		"'': none)\n"
+		"  --kubernetes.container-logs-dir=DIR  its container log "
+		"links, for\n"
+		"                          container names "
+		"(/var/log/containers where it is)\n"
 		"  --scope=process|host    share events with other processes "
 		"(process)\n"
 		"  --domain=NAME, --bpffs=DIR  the host scope's domain and "
@@ -102,6 +101,9 @@ static unsigned int kinds(char *list)
 		}
 		got |= words[i].kind;
 	}
+	if (!got)
+		say("--cgroup.kind wants kinds: pod, container, sandbox, "
+		    "conmon, unit");
 	return got;
 }
 
