@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The counted cgroups: the hierarchy below --cgroup.root walked at each
- * scrape to --cgroup.depth, filtered by --cgroup.match, capped by
- * --max-cgroups. Each counted cgroup holds one handle per event on all
- * CPUs; one that is gone is closed, one that is new is opened. A cgroup
- * whose path is longer than PATH_MAX cannot be opened by path: it is
- * skipped, said and counted as left out, never opened by a truncated
+ * scrape to --cgroup.depth, filtered by --cgroup.match and --cgroup.kind,
+ * capped by --max-cgroups. Each counted cgroup holds one handle per event
+ * on all CPUs, and its label set, made when it is opened (naming.c); one
+ * that is gone is closed, one that is new is opened. A cgroup whose names
+ * were not known when it was opened is named again when the kubelet's
+ * log directories have been read again: its series then gains them. A
+ * cgroup whose path is longer than PATH_MAX cannot be opened by path: it
+ * is skipped, said and counted as left out, never opened by a truncated
  * path (which may name another cgroup).
+ *
+ * With --cgroup.kind the walk does not go below a container's or a
+ * monitor's cgroup (what is there is the container's own), and a cgroup
+ * is judged by its path before the syscall that gives its id: of every
+ * cgroup walked, only those of the kinds asked for cost more than a
+ * parse.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -62,13 +71,18 @@ static char *label_of(struct exporter *x, uint64_t id, const char *walked)
 	return strdup(path[root] ? path + root : "/");
 }
 
-/* Opens every event on the cgroup with this id; appended unsorted. */
-static void add(struct exporter *x, uint64_t id, const char *walked)
+/* Opens every event on the cgroup with this id, named n; appended
+ * unsorted. */
+static void add(struct exporter *x, uint64_t id, const char *walked,
+		const struct naming *n)
 {
 	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
 				 .cpu = SHPMU_ALL_CPUS,
 				 .cgroup_id = id};
-	struct cgroup c = {.id = id, .seen = true};
+	struct cgroup c = {.id = id,
+			   .seen = true,
+			   .unnamed = n->unnamed,
+			   .generation = x->logs.generation};
 
 	if (x->ncgroups == x->cgroups_cap) {
 		size_t cap = x->cgroups_cap * 2 + 64;
@@ -81,7 +95,8 @@ static void add(struct exporter *x, uint64_t id, const char *walked)
 	}
 	c.handles = malloc(sizeof(int) * x->nevents);
 	c.label = label_of(x, id, walked);
-	if (!c.handles || !c.label)
+	c.labels = c.label ? naming_labels(c.label, n) : NULL;
+	if (!c.handles || !c.labels)
 		goto fail;
 	for (size_t e = 0; e < x->nevents; e++) {
 		int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
@@ -101,12 +116,14 @@ static void add(struct exporter *x, uint64_t id, const char *walked)
 fail:
 	free(c.handles);
 	free(c.label);
+	free(c.labels);
 }
 
 struct walk {
 	struct exporter *x;
 	size_t before; /* entries sorted before this walk */
 	size_t counted;
+	size_t root; /* bytes of the root's label above the layouts */
 	char long_parent[PATH_MAX], long_name[NAME_MAX + 1]; /* one skipped */
 };
 
@@ -119,32 +136,58 @@ static void too_long(struct walk *w, const char *label, const char *name)
 	w->x->left_out++;
 }
 
-static void visit(struct walk *w, const char *dir, const char *label)
+/* label's path below the root of the walk, where layouts begin ("" for
+ * the root itself, or a label elsewhere). */
+static const char *below_root(const struct walk *w, const char *label)
+{
+	return strlen(label) >= w->root ? label + w->root : "";
+}
+
+/* Counts the cgroup at dir if it is wanted; whether the walk goes below
+ * it. */
+static bool visit(struct walk *w, const char *dir, const char *label)
 {
 	struct exporter *x = w->x;
-	uint64_t id;
+	unsigned int kinds = x->opts->kinds;
+	struct cgroup key, *c;
+	struct naming n;
+	bool below = true;
 
-	if (!wanted(x->opts, label) || shpmu_cgroup_id(x->pmu, dir, &id))
-		return;
-	{
-		struct cgroup key = {.id = id},
-			      *c = w->before ? bsearch(&key, x->cgroups,
-						       w->before, sizeof(key),
-						       by_id)
-					     : NULL;
-
-		if (c) {
-			c->seen = true;
-			w->counted++;
-		} else if (w->counted >= x->opts->max_cgroups) {
-			x->left_out++;
-		} else {
-			size_t n = x->ncgroups;
-
-			add(x, id, label);
-			w->counted += x->ncgroups > n;
-		}
+	/* Without --cgroup.kind a path is parsed only when it is new. */
+	if (kinds) {
+		naming_parse(&n, below_root(w, label));
+		below = n.w.kind != WORKLOAD_CONTAINER &&
+			n.w.kind != WORKLOAD_CONMON;
 	}
+	if (!wanted(x->opts, label) || (kinds && !naming_may_be(&n, kinds)) ||
+	    shpmu_cgroup_id(x->pmu, dir, &key.id))
+		return below;
+	c = w->before ? bsearch(&key, x->cgroups, w->before, sizeof(key), by_id)
+		      : NULL;
+	if (c) {
+		c->seen = true;
+		w->counted++;
+		return below;
+	}
+	/* New: what it is decides whether it is counted. */
+	if (kinds) {
+		naming_find(x, &n);
+		if (!(kinds & n.kind))
+			return below;
+	}
+	if (w->counted >= x->opts->max_cgroups) {
+		x->left_out++;
+	} else {
+		size_t before = x->ncgroups;
+
+		if (!kinds) {
+			naming_parse(&n, below_root(w, label));
+			naming_find(x, &n);
+		}
+		add(x, key.id, label, &n);
+		w->counted += x->ncgroups > before;
+	}
+	return below;
 }
 
 static void walk(struct walk *w, const char *dir, const char *label, int depth)
@@ -152,8 +195,7 @@ static void walk(struct walk *w, const char *dir, const char *label, int depth)
 	DIR *d;
 	struct dirent *de;
 
-	visit(w, dir, label);
-	if (depth == 0 || !(d = opendir(dir)))
+	if (!visit(w, dir, label) || depth == 0 || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d))) {
 		char sub[PATH_MAX], sublabel[PATH_MAX];
@@ -169,6 +211,37 @@ static void walk(struct walk *w, const char *dir, const char *label, int depth)
 		walk(w, sub, sublabel, depth - 1);
 	}
 	closedir(d);
+}
+
+/* The cgroups opened before their names were known, named again where
+ * the kubelet's directories were read since. */
+static void rename_unnamed(struct walk *w)
+{
+	struct exporter *x = w->x;
+	bool any = false;
+
+	for (size_t i = 0; i < x->ncgroups; i++)
+		any |= x->cgroups[i].unnamed;
+	if (!any)
+		return;
+	kubelogs_refresh(&x->logs, x->scrapes);
+	for (size_t i = 0; i < x->ncgroups; i++) {
+		struct cgroup *c = &x->cgroups[i];
+		struct naming n;
+		char *labels;
+
+		if (!c->unnamed || c->generation == x->logs.generation)
+			continue;
+		naming_parse(&n, below_root(w, c->label));
+		naming_find(x, &n);
+		labels = naming_labels(c->label, &n);
+		if (!labels)
+			continue;
+		free(c->labels);
+		c->labels = labels;
+		c->unnamed = n.unnamed;
+		c->generation = x->logs.generation;
+	}
 }
 
 void cgroups_refresh(struct exporter *x)
@@ -192,6 +265,8 @@ void cgroups_refresh(struct exporter *x)
 	}
 	if (strlen(label) > 1 && label[strlen(label) - 1] == '/')
 		label[strlen(label) - 1] = '\0';
+	/* The layouts are below the root: "/" is none of their path. */
+	w.root = strcmp(label, "/") ? strlen(label) : 0;
 	if (join(dir, sizeof(dir), x->mount, "",
 		 strcmp(label, "/") ? label : "")) {
 		too_long(&w, "", label);
@@ -218,12 +293,14 @@ walked:
 			close_handles(x, c->handles, x->nevents);
 			free(c->handles);
 			free(c->label);
+			free(c->labels);
 			continue;
 		}
 		x->cgroups[kept++] = *c;
 	}
 	x->ncgroups = kept;
 	qsort(x->cgroups, x->ncgroups, sizeof(*x->cgroups), by_id);
+	rename_unnamed(&w);
 }
 
 void cgroups_close_all(struct exporter *x)
@@ -232,6 +309,7 @@ void cgroups_close_all(struct exporter *x)
 		close_handles(x, x->cgroups[i].handles, x->nevents);
 		free(x->cgroups[i].handles);
 		free(x->cgroups[i].label);
+		free(x->cgroups[i].labels);
 	}
 	x->ncgroups = 0;
 }

@@ -14,8 +14,25 @@
 
 #include <shpmu/shpmu.h>
 
+#include "kubelogs.h"
+#include "workload.h"
+
 #define MAX_EVENTS   32
 #define MAX_PATTERNS 32
+
+/* What --cgroup.kind asks for; naming.c tells each cgroup's. */
+enum {
+	KIND_POD = 1 << 0,	 /* a pod's own cgroup */
+	KIND_CONTAINER = 1 << 1, /* a container's */
+	KIND_SANDBOX = 1 << 2,	 /* a pod's container without a log: pause */
+	KIND_CONMON = 1 << 3,	 /* CRI-O's or Podman's monitor */
+	KIND_UNIT = 1 << 4,	 /* a systemd service's or scope's */
+};
+
+/* How deep a walk with --cgroup.kind goes without --cgroup.depth: the
+ * deepest layout (a rootless Podman pod's container) and one more for a
+ * kubelet's --cgroup-root. */
+#define KIND_DEPTH 6
 
 struct options {
 	const char *listen;		/* host:port */
@@ -25,8 +42,13 @@ struct options {
 	bool per_cgroup;
 	const char *cgroup_root; /* under the cgroup mount: "/" */
 	int cgroup_depth;	 /* levels below cgroup_root, 0: it alone */
+	bool depth_set;		 /* --cgroup.depth given */
 	const char *patterns[MAX_PATTERNS]; /* fnmatch on the label path */
 	size_t npatterns;
+	unsigned int kinds; /* KIND_*: only these; 0: every cgroup */
+	/* The kubelet's log directories; NULL: the default where it is a
+	 * directory, "": none. */
+	const char *logs_dir, *container_logs_dir;
 	size_t max_cgroups;
 	enum shpmu_scope scope;
 	const char *domain, *bpffs_dir;
@@ -41,7 +63,8 @@ int options_parse(struct options *o, int argc, char **argv);
 
 struct event {
 	char name[64];
-	bool clock; /* ns: exported in seconds */
+	char *label; /* event="name", escaped: written as it is */
+	bool clock;  /* ns: exported in seconds */
 };
 
 /* Why the exporter closed a client's connection
@@ -56,9 +79,12 @@ enum cut_reason {
 /* A counted cgroup: its handles, one per event. */
 struct cgroup {
 	uint64_t id;
-	char *label; /* its path under the cgroup mount, "/" first */
+	char *label;  /* its path under the cgroup mount, "/" first */
+	char *labels; /* its label set (cgroup="label",...), escaped once */
 	int *handles;
-	bool seen; /* found by the latest walk */
+	bool seen;	     /* found by the latest walk */
+	bool unnamed;	     /* names it may have are not known yet */
+	uint64_t generation; /* the kubelogs generation it was named at */
 };
 
 struct exporter {
@@ -79,6 +105,7 @@ struct exporter {
 	uint64_t scrapes;
 	size_t too_long;	    /* of left_out, paths past PATH_MAX */
 	uint64_t cuts[CUT_REASONS]; /* HTTP's thread adds, atomically */
+	struct kubelogs logs;	    /* the kubelet's names */
 };
 
 /* Opens the context and the per-CPU handles: 0 or -errno (logged). */
@@ -90,6 +117,25 @@ void exporter_fini(struct exporter *x);
 void cgroups_refresh(struct exporter *x);
 void cgroups_close_all(struct exporter *x);
 
+/* What a cgroup is: what its path says, with the kubelet's names. */
+struct naming {
+	struct workload w;
+	struct kube_names names;
+	unsigned int kind; /* KIND_*, 0 for none */
+	bool unnamed;	   /* names it may have are not known */
+};
+
+/* What path says (relative to the root of the walk); no names yet. */
+void naming_parse(struct naming *n, const char *path);
+/* Whether a cgroup so named may be of kinds, before its names. */
+bool naming_may_be(const struct naming *n, unsigned int kinds);
+/* Its names from the kubelet's logs, and with them a container told
+ * from a pod's sandbox. */
+void naming_find(struct exporter *x, struct naming *n);
+/* The label set of the cgroup labelled label, named n (malloc'd), or
+ * NULL where there is no memory. */
+char *naming_labels(const char *label, const struct naming *n);
+
 enum format { TEXT_0_0_4, OPENMETRICS_1_0 };
 
 /* One scrape: refresh, one shpmu_read_many, the page in *out (malloc'd,
@@ -100,6 +146,10 @@ int scrape(struct exporter *x, enum format f, char **out, size_t *len);
  * escaped as the text formats say, and each byte that is not part of
  * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
 void put_label_value(FILE *f, const char *s);
+
+/* name="value", value written as put_label_value() writes it, in a
+ * string of its own (malloc'd); NULL where there is no memory. */
+char *label_pair(const char *name, const char *value);
 
 /* ns as seconds, to the ns, and the line's end. */
 void put_seconds(FILE *f, uint64_t ns);

@@ -35,7 +35,19 @@ static void usage(FILE *f)
 		"  --cgroup.depth=N        that many levels below it (3)\n"
 		"  --cgroup.match=GLOB     only cgroups whose path matches; "
 		"repeatable\n"
+		"  --cgroup.kind=LIST      only these: pod, container, "
+		"sandbox,\n"
+		"                          conmon, unit (6 levels deep unless\n"
+		"                          --cgroup.depth says)\n"
 		"  --max-cgroups=N         count at most N cgroups (1000)\n"
+		"  --kubernetes.logs-dir=DIR  the kubelet's pod log "
+		"directories, for pod\n"
+		"                          names (/var/log/pods where it is; "
+		"'': none)\n"
+		"  --kubernetes.container-logs-dir=DIR  its container log "
+		"links, for\n"
+		"                          container names "
+		"(/var/log/containers where it is)\n"
 		"  --scope=process|host    share events with other processes "
 		"(process)\n"
 		"  --domain=NAME, --bpffs=DIR  the host scope's domain and "
@@ -58,6 +70,41 @@ static int add_events(struct options *o, char *list)
 	o->events[n] = NULL;
 	o->default_events = false;
 	return n ? 0 : -1;
+}
+
+/* --cgroup.kind's list: KIND_* bits, 0 where it has an unknown word or
+ * none. */
+static unsigned int kinds(char *list)
+{
+	static const struct {
+		const char *name;
+		unsigned int kind;
+	} words[] = {
+		{"pod", KIND_POD},	   {"container", KIND_CONTAINER},
+		{"sandbox", KIND_SANDBOX}, {"conmon", KIND_CONMON},
+		{"unit", KIND_UNIT},
+	};
+	unsigned int got = 0;
+
+	for (char *save, *k = strtok_r(list, ",", &save); k;
+	     k = strtok_r(NULL, ",", &save)) {
+		size_t i = 0;
+
+		while (i < sizeof(words) / sizeof(words[0]) &&
+		       strcmp(k, words[i].name))
+			i++;
+		if (i == sizeof(words) / sizeof(words[0])) {
+			say("--cgroup.kind: no kind %s (pod, container, "
+			    "sandbox, conmon, unit)",
+			    k);
+			return 0;
+		}
+		got |= words[i].kind;
+	}
+	if (!got)
+		say("--cgroup.kind wants kinds: pod, container, sandbox, "
+		    "conmon, unit");
+	return got;
 }
 
 static int number(const char *s, long min, long *out)
@@ -88,7 +135,10 @@ int options_parse(struct options *o, int argc, char **argv)
 		BPFFS,
 		TIMEOUT,
 		CONNS,
-		PER_ADDR
+		PER_ADDR,
+		KIND,
+		LOGS,
+		CONTAINER_LOGS
 	};
 	static const struct option longs[] = {
 		{"web.listen-address", required_argument, NULL, LISTEN},
@@ -102,6 +152,10 @@ int options_parse(struct options *o, int argc, char **argv)
 		{"cgroup.root", required_argument, NULL, ROOT},
 		{"cgroup.depth", required_argument, NULL, DEPTH},
 		{"cgroup.match", required_argument, NULL, MATCH},
+		{"cgroup.kind", required_argument, NULL, KIND},
+		{"kubernetes.logs-dir", required_argument, NULL, LOGS},
+		{"kubernetes.container-logs-dir", required_argument, NULL,
+		 CONTAINER_LOGS},
 		{"max-cgroups", required_argument, NULL, MAX},
 		{"scope", required_argument, NULL, SCOPE},
 		{"domain", required_argument, NULL, DOMAIN},
@@ -162,6 +216,18 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (number(optarg, 0, &n))
 				return -1;
 			o->cgroup_depth = n > 64 ? 64 : (int)n;
+			o->depth_set = true;
+			break;
+		case KIND:
+			o->kinds = kinds(optarg);
+			if (!o->kinds)
+				return -1;
+			break;
+		case LOGS:
+			o->logs_dir = optarg;
+			break;
+		case CONTAINER_LOGS:
+			o->container_logs_dir = optarg;
 			break;
 		case MATCH:
 			if (o->npatterns == MAX_PATTERNS) {
@@ -204,5 +270,8 @@ int options_parse(struct options *o, int argc, char **argv)
 		usage(stderr);
 		return -1;
 	}
+	/* Deep enough for every layout, where the depth is not given. */
+	if (o->kinds && !o->depth_set)
+		o->cgroup_depth = KIND_DEPTH;
 	return 0;
 }

@@ -64,6 +64,24 @@ void put_label_value(FILE *f, const char *s)
 	}
 }
 
+char *label_pair(const char *name, const char *value)
+{
+	char *s = NULL;
+	size_t len;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%s=\"", name);
+	put_label_value(f, value);
+	fputc('"', f);
+	if (fclose(f)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* What one family of samples shows of a reading. */
 enum shows { VALUE, CLOCK, ENABLED, RUNNING };
 
@@ -232,15 +250,15 @@ static void put_per_target(FILE *f, struct exporter *x, enum format fmt,
 
 				if (!r->ok[i] || !family_has(fam, e))
 					continue;
-				fprintf(f, "shpmu_%s_%s_total{%s=\"", name,
-					fam->name, name);
+				/* Label sets escaped once, when the
+				 * cgroup or event was opened. */
+				fprintf(f, "shpmu_%s_%s_total{", name,
+					fam->name);
 				if (kind)
-					put_label_value(f, x->cgroups[t].label);
+					fputs(x->cgroups[t].labels, f);
 				else
-					fprintf(f, "%d", x->cpus[t]);
-				fprintf(f, "\",event=\"");
-				put_label_value(f, e->name);
-				fprintf(f, "\"} ");
+					fprintf(f, "cpu=\"%d\"", x->cpus[t]);
+				fprintf(f, ",%s} ", e->label);
 				put_value(f, fam, &r->counts[i]);
 			}
 		}

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exporter.h"
@@ -101,6 +102,10 @@ static int pick_events(struct exporter *x)
 		}
 		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
 			 "%s", names[i]);
+		x->events[x->nevents].label =
+			label_pair("event", x->events[x->nevents].name);
+		if (!x->events[x->nevents].label)
+			return -ENOMEM;
 		x->events[x->nevents++].clock = is_clock(&attr);
 	}
 	if (!x->nevents) {
@@ -136,6 +141,40 @@ static int open_cpus(struct exporter *x)
 	return 0;
 }
 
+/* A kubelet's log directory: the flag's, or the default where it is a
+ * directory; NULL for none. */
+static const char *log_dir(const char *flag, const char *fallback)
+{
+	struct stat st;
+
+	if (flag)
+		return *flag ? flag : NULL;
+	return lstat(fallback, &st) || !S_ISDIR(st.st_mode) ? NULL : fallback;
+}
+
+/* The kubelet's names, where its directories are (kubelogs.h). */
+static void open_names(struct exporter *x)
+{
+	const struct options *o = x->opts;
+	const char *pods = log_dir(o->logs_dir, "/var/log/pods"),
+		   *containers = log_dir(o->container_logs_dir,
+					 "/var/log/containers");
+
+	kubelogs_init(&x->logs, pods, containers);
+	if (!o->per_cgroup || (!pods && !containers && !o->kinds))
+		return;
+	if (pods || containers)
+		say("names from%s%s%s%s", pods ? " --kubernetes.logs-dir=" : "",
+		    pods ? pods : "",
+		    containers ? " --kubernetes.container-logs-dir=" : "",
+		    containers ? containers : "");
+	if (!containers && (o->kinds & (KIND_CONTAINER | KIND_SANDBOX)) &&
+	    (o->kinds & (KIND_CONTAINER | KIND_SANDBOX)) !=
+		    (KIND_CONTAINER | KIND_SANDBOX))
+		say("no --kubernetes.container-logs-dir: a pod's sandbox "
+		    "cannot be told from its containers, and counts as one");
+}
+
 int exporter_init(struct exporter *x, const struct options *o)
 {
 	/* Per cgroup it counts hundreds of cgroup events, far past AUTO's
@@ -151,6 +190,7 @@ int exporter_init(struct exporter *x, const struct options *o)
 
 	*x = (struct exporter){.opts = o};
 	pthread_mutex_init(&x->lock, NULL);
+	open_names(x);
 	x->pmu = shpmu_new(&opts);
 	if (!x->pmu && errno == EOPNOTSUPP &&
 	    opts.cgroup_backend == SHPMU_CGROUP_BACKEND_BPF) {
@@ -198,8 +238,11 @@ void exporter_fini(struct exporter *x)
 {
 	cgroups_close_all(x);
 	free(x->cgroups);
+	kubelogs_fini(&x->logs);
 	free(x->cpu_handles);
 	free(x->cpus);
+	for (size_t e = 0; e < x->nevents; e++)
+		free(x->events[e].label);
 	shpmu_free(x->pmu); /* closes the per-CPU handles */
 	pthread_mutex_destroy(&x->lock);
 }

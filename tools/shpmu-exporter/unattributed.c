@@ -85,9 +85,7 @@ static void put_sample(FILE *f, struct exporter *x, const char *name, size_t e,
 	fprintf(f, "shpmu_%s_total{", name);
 	if (ncols > 1)
 		fprintf(f, "cpu=\"%d\",", x->cpus[c]);
-	fputs("event=\"", f);
-	put_label_value(f, x->events[e].name);
-	fputs("\"} ", f);
+	fprintf(f, "%s} ", x->events[e].label);
 	if (x->events[e].clock)
 		put_seconds(f, shpmu_scale(count));
 	else
