@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/explain.h"
 #include "core/hw_pmus.h"
 #include "core/log.h"
 #include "host/books.h"
@@ -161,8 +162,17 @@ static int open_on_cpu(struct shpmu *pmu, struct counted *c, uint32_t e,
 				 -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0) {
-		pr_err(pmu, "BPF backend: perf_event_open on cpu %d: %s", cpu,
-		       strerror(-fd));
+		char why[384];
+		const struct perf_event_attr *a =
+			(const struct perf_event_attr *)on_cpu;
+
+		explain_open_error(pmu, fd, a, -1, cpu, -1,
+				   PERF_FLAG_FD_CLOEXEC, why, sizeof(why));
+		pr_err(pmu,
+		       "BPF backend: perf_event_open(type %u, config %#llx) "
+		       "on cpu %d: %s: %s",
+		       a->type, (unsigned long long)a->config, cpu,
+		       strerror(-fd), why);
 		return fd;
 	}
 	if (sys_read(pmu, fd, v, sizeof(v)) != sizeof(v)) {

@@ -97,19 +97,18 @@ struct family {
 static const struct family per_target[] = {
 	{"events", VALUE,
 	 "Events counted, scaled for multiplexing (value x enabled / "
-	 "running).",
+	 "running)",
 	 NULL},
 	{"clock_seconds", CLOCK,
 	 "Clock events (task-clock, cpu-clock) in seconds, scaled for "
-	 "multiplexing.",
+	 "multiplexing",
 	 "The root cgroup (label /) holds every CPU's idle task: its clocks "
 	 "count idle time too (about 1 s per CPU per second), so they are "
 	 "not CPU use."},
-	{"time_enabled_seconds", ENABLED,
-	 "Time the event was enabled, summed over the CPUs it spans.", NULL},
+	{"time_enabled_seconds", ENABLED, "Time the event was enabled", NULL},
 	{"time_running_seconds", RUNNING,
-	 "Time the event was counting on the PMU, summed over the CPUs it "
-	 "spans: less than the time enabled when multiplexed.",
+	 "Time the event was counting on the PMU: less than the time "
+	 "enabled when multiplexed",
 	 NULL},
 };
 
@@ -118,11 +117,17 @@ static bool unit_seconds(const struct family *fam)
 	return fam->shows != VALUE;
 }
 
-/* The rest of a HELP line: per cgroup, with what the root holds. */
+/* The rest of a HELP line: what a series spans, and per cgroup what the
+ * root holds. */
 static void put_help(FILE *f, const char *kind, const struct family *fam)
 {
-	fprintf(f, "Per %s: %s", kind, fam->help);
-	if (fam->root_note && !strcmp(kind, "cgroup"))
+	if (strcmp(kind, "cgroup")) {
+		fprintf(f, "%s; a series per CPU.\n", fam->help);
+		return;
+	}
+	fprintf(f, "%s; a series per cgroup, summed over every CPU.",
+		fam->help);
+	if (fam->root_note)
 		fprintf(f, " %s", fam->root_note);
 	fputc('\n', f);
 }

@@ -22,8 +22,12 @@ static const char *const default_events[] = {
 
 static void log_to_stderr(int level, const char *msg, void *arg)
 {
-	const struct exporter *x = arg;
+	struct exporter *x = arg;
 
+	/* A probe's failure is said once, by pick_events(), in these
+	 * words: the same that shpmu-stat shows for the same event. */
+	if (x->probing && level <= SHPMU_LOG_WARN)
+		snprintf(x->probe_said, sizeof(x->probe_said), "%s", msg);
 	if ((level <= SHPMU_LOG_WARN && !x->probing) || x->opts->verbose)
 		say_library(msg);
 }
@@ -89,6 +93,7 @@ static int pick_events(struct exporter *x)
 
 		/* One line per event left out, not the library's too. */
 		x->probing = true;
+		x->probe_said[0] = '\0';
 		err = shpmu_event_attr(x->pmu, names[i], &attr);
 		if (!err) {
 			h = shpmu_open(x->pmu, &attr, &cpu);
@@ -97,7 +102,9 @@ static int pick_events(struct exporter *x)
 		x->probing = false;
 		if (err) {
 			say("leaving out %s: %s", names[i],
-			    explain(x, -1, err, why, sizeof(why)));
+			    x->probe_said[0]
+				    ? x->probe_said
+				    : explain(x, -1, err, why, sizeof(why)));
 			continue;
 		}
 		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
@@ -202,7 +209,7 @@ int exporter_init(struct exporter *x, const struct options *o)
 	}
 	if (!x->pmu) {
 		err = -errno;
-		say("shpmu_new: %s", strerror(errno));
+		say("cannot start: the lines above say why");
 		return err;
 	}
 	if (o->per_cgroup &&

@@ -123,7 +123,14 @@ func run(args []string, out io.Writer, stop <-chan struct{}) error {
 		return usageError{fmt.Errorf("unexpected argument %q", fl.Arg(0))}
 	}
 
-	ctx, err := shpmu.New(&shpmu.Options{Backend: backend})
+	// The library's warnings, AUTO's choice of backend among them. Its
+	// errors come back as the calls' errors, said once by main.
+	say := func(level shpmu.LogLevel, msg string) {
+		if level == shpmu.LogWarn {
+			fmt.Fprintln(os.Stderr, "shpmu-top:", msg)
+		}
+	}
+	ctx, err := shpmu.New(&shpmu.Options{Backend: backend, Log: say})
 	if err != nil {
 		return err
 	}
