@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs what libshpmu needs to build and test on Debian 12 (as root).
 set -eu
+# python3-yaml: the manifests' test (tests/test_manifests.py).
 packages="gcc meson ninja-build pkg-config binutils libcriterion-dev libmount-dev libpfm4-dev linux-perf python3 libpapi-dev valgrind clang
 libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus
 golang-go
 debhelper dpkg-dev build-essential fakeroot lintian scdoc mandoc man-db
-systemd libcap2-bin util-linux curl"
+systemd libcap2-bin util-linux curl
+python3-yaml"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
