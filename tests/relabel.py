@@ -19,7 +19,8 @@ def pod_targets(pod, ip, node):
             '__meta_kubernetes_pod_ip': ip,
             '__meta_kubernetes_pod_node_name': node,
             '__meta_kubernetes_pod_host_ip': '192.0.2.10',
-            '__meta_kubernetes_pod_uid': '0b7d9f3c-7f5e-4e6a-9d4c-2f8f8a1e6b21',
+            '__meta_kubernetes_pod_uid':
+                '0b7d9f3c-7f5e-4e6a-9d4c-2f8f8a1e6b21',
             '__meta_kubernetes_pod_phase': 'Running',
             '__meta_kubernetes_pod_ready': 'true',
             '__meta_kubernetes_pod_controller_kind': 'DaemonSet',

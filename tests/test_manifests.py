@@ -469,8 +469,8 @@ def check_scrape_config(doc, ds, port):
     stranger = json.loads(json.dumps(pod))
     stranger['metadata']['labels'] = {'app': 'web'}
     stranger['metadata']['name'] = 'web-0'
-    check(not any(relabel.scrape(job, t)
-                  for t in relabel.pod_targets(stranger, '10.42.3.18', 'node-3')),
+    targets = relabel.pod_targets(stranger, '10.42.3.18', 'node-3')
+    check(not any(relabel.scrape(job, t) for t in targets),
           "an annotated pod that is not the exporter's is scraped by a job "
           'that honors the labels it serves')
 
