@@ -5,9 +5,11 @@
 # ThreadSanitizer, every unit suite under valgrind, the fuzz targets for a
 # bounded time, the benchmark, a program built outside the tree against an
 # installed libshpmu through pkg-config, the Debian packages built,
-# linted, installed, used and purged, and the Go binding against that
-# installed library under the race detector. Each stage prints its
-# duration.
+# linted, installed, used and purged, the exporter's container image built
+# from them without a registry and run as the Kubernetes DaemonSet runs it
+# (skipped, saying why, where podman cannot run a container), and the Go
+# binding against that installed library under the race detector. Each
+# stage prints its duration.
 #
 # The flake hunter runs one suite many times instead:
 #   scripts/test.sh --repeat N [--suite NAME] [--asan] [--beside SUITE]
@@ -165,7 +167,12 @@ stage "every unit suite under valgrind memcheck" run_valgrind
 stage "fuzz targets, 60 s each" scripts/fuzz.sh 60
 stage "the benchmark runs (figures are not judged here; see README)" run_bench
 stage "installed library, used from outside the tree" tests/external/run.sh
-stage "Debian packages: build, lintian, install, use" tests/packaging/run.sh
+# The container stage builds its image from the .debs the packaging
+# stage keeps in build-debs/.
+stage "Debian packages: build, lintian, install, use" \
+	tests/packaging/run.sh build-debs
+stage "the exporter's image without a registry, run as the DaemonSet" \
+	tests/container/run.sh build-debs
 stage "the Go binding against the installed library (go test -race)" \
 	bindings/go/test.sh
 echo "== durations"

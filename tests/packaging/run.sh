@@ -5,8 +5,13 @@
 # the man pages, the exporter unit's hardening score and the exporter as
 # its own user with only its capabilities. Then it purges them (and the
 # user, where this run created it), leaving the machine as it was. Root.
+#   tests/packaging/run.sh [KEEP_DIR]
+# KEEP_DIR (made if missing, emptied of .debs) keeps the .debs built, for
+# the container stage (tests/container/run.sh) to use rather than build
+# them again.
 set -eu
 cd "$(dirname "$0")/../.."
+keep=${1:-}
 pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter"
 user=shpmu-exporter
 port=9817
@@ -42,18 +47,7 @@ fail() {
 }
 ok() { checks=$((checks + 1)); }
 
-# The tree as git sees it (tracked and new files, not ignored builds).
-mkdir "$work/libshpmu"
-git ls-files -z --cached --others --exclude-standard |
-	xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\n" "$f"; done' sh |
-	tar -cf - -T - | tar -xf - -C "$work/libshpmu"
-
-echo "building (log: the last lines on failure)"
-(cd "$work/libshpmu" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 || {
-	tail -40 "$work/build.log"
-	echo "FAIL: dpkg-buildpackage"
-	exit 1
-}
+tests/packaging/build-debs.sh "$work"
 # DPKG_GENSYMBOLS_CHECK_LEVEL=4 (debian/rules) fails on a change; this
 # also catches a warning.
 if grep -A20 'dpkg-gensymbols' "$work/build.log"; then
@@ -74,6 +68,12 @@ debs=
 for p in $pkgs; do
 	debs="$debs $(ls "$work/${p}_"*.deb)"
 done
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	rm -f "$keep"/*.deb
+	# shellcheck disable=SC2086
+	cp $debs "$keep/"
+fi
 # shellcheck disable=SC2086
 dpkg -i $debs >"$work/install.log" 2>&1 ||
 	DEBIAN_FRONTEND=noninteractive apt-get install -f -y -q \
