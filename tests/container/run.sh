@@ -312,7 +312,8 @@ if run_exporter "$deploy" "$name" && scrape "$name" "$work/first.prom"; then
 	burn_pid=
 	scrape "$name" "$work/page.prom" || fail "the second scrape"
 	check_page "$work/page.prom" "the DaemonSet's container"
-	ns=$(sed -n "s|^shpmu_cgroup_clock_seconds_total{cgroup=\"$ctr\",event=\"task-clock\"} \(.*\)|\1|p" \
+	# (The kubelet's names and the path's labels lie between the two.)
+	ns=$(sed -n "s|^shpmu_cgroup_clock_seconds_total{cgroup=\"$ctr\",.*event=\"task-clock\"} \(.*\)|\1|p" \
 		"$work/page.prom")
 	echo "  $(wc -c <"$work/page.prom") bytes; $ctr: task-clock ${ns:-none} s"
 	awk -v v="${ns:-0}" 'BEGIN { exit !(v > 0) }' ||
