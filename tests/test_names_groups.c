@@ -201,9 +201,13 @@ Test(groups, a_group_reads_what_single_events_read)
 	cr_assert_eq(shpmu_read_group(pmu, gh, g, 2), 0);
 	cr_assert_eq(shpmu_read(pmu, s0, &single[0]), 0);
 	cr_assert_eq(shpmu_read(pmu, s1, &single[1]), 0);
-	cr_expect_eq(g[0].value, single[0].value, "cs: group %llu, single %llu",
-		     (unsigned long long)g[0].value,
-		     (unsigned long long)single[0].value);
+	/* The single events' windows hold the group's and the few calls
+	 * around it: a loaded CPU may take the test off there, once or
+	 * twice. */
+	cr_expect(g[0].value <= single[0].value &&
+			  single[0].value <= g[0].value + 2,
+		  "cs: group %llu, single %llu", (unsigned long long)g[0].value,
+		  (unsigned long long)single[0].value);
 	cr_expect_eq(g[1].value, single[1].value, "faults: %llu vs %llu",
 		     (unsigned long long)g[1].value,
 		     (unsigned long long)single[1].value);

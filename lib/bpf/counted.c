@@ -149,7 +149,8 @@ enum counted_task_left counted_release_task(struct books *b, uint32_t t,
 static int open_on_cpu(struct shpmu *pmu, struct counted *c, uint32_t e,
 		       const void *attr, int cpu, int *kept)
 {
-	unsigned char on_cpu[SHPMU_ATTR_SIZE_KNOWN];
+	_Alignas(struct perf_event_attr) unsigned char
+		on_cpu[SHPMU_ATTR_SIZE_KNOWN];
 	struct counter_value base;
 	uint64_t v[3];
 	int fd, err;

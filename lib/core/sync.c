@@ -33,7 +33,7 @@ static int read_reviving(struct shpmu *pmu, struct handle *h, struct scratch *s,
 int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 {
 	struct kevent *ev = h->ev;
-	struct scratch s;
+	struct scratch s = {.p = NULL}; /* scratch_put() frees NULL alone */
 	uint64_t *now;
 	int err;
 
@@ -48,8 +48,10 @@ int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 		err = kevent_enable_get(pmu, ev, at_open);
 		if (!err) {
 			err = read_reviving(pmu, h, &s, &now);
-			if (err)
-				kevent_enable_put(pmu, ev);
+			/* No handle counts on the sources if they stay on:
+			 * ev->enabled goes back whatever the kernel says. */
+			if (err && kevent_enable_put(pmu, ev))
+				ev->enabled--;
 		}
 	} else {
 		err = read_reviving(pmu, h, &s, &now);

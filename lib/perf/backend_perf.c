@@ -60,8 +60,10 @@ static void explain_failure(struct shpmu *pmu, const struct kevent *ev,
 
 	explain_open_error(pmu, err, attr, pid, ev->cpus[i], group_fd, flags,
 			   why, sizeof(why));
-	/* A CPU target's name is its CPU already. */
-	if (t->kind != SHPMU_TARGET_CPU || t->cpu == SHPMU_ALL_CPUS)
+	/* A CPU target's name is its CPU already; a task's on any CPU has
+	 * none. */
+	if ((t->kind != SHPMU_TARGET_CPU || t->cpu == SHPMU_ALL_CPUS) &&
+	    ev->cpus[i] >= 0)
 		snprintf(on_cpu, sizeof(on_cpu), " (cpu %d)", ev->cpus[i]);
 	pr_err(pmu, "perf_event_open(type %u, config %#llx%s) for %s%s: %s: %s",
 	       attr->type, (unsigned long long)attr->config,

@@ -14,10 +14,11 @@
   podman_args.py seccomp PROFILE OUT
       where PROFILE (podman's default seccomp profile) allows bpf(2) and
       perf_event_open(2) only with CAP_SYS_ADMIN, as containers-common
-      did before 0.60, writes OUT: the same with bpf(2) allowed with
-      CAP_BPF and perf_event_open(2) with CAP_PERFMON, as containerd 1.7,
-      Docker Engine 24 and containers-common 0.60 allow them by default
-      (exit 0); else exit 1, OUT not written. Says which on stderr.
+      did before its change of October 2025, writes OUT: the same with
+      bpf(2) allowed with CAP_BPF and perf_event_open(2) with
+      CAP_PERFMON, as containerd 1.7 and Docker Engine 24 allow them by
+      default (exit 0); else exit 1, OUT not written. Says which on
+      stderr.
 
 DIR is deploy/kubernetes or an overlay of it (host-scope), read as
 kubectl apply -k makes it (tests/manifests.py).

@@ -102,7 +102,7 @@ struct exporter {
 	uint64_t target_errors; /* targets left out of a scrape */
 	double last_scrape_s;
 	bool probing; /* trying events: the library's errors are expected */
-	char probe_said[1024]; /* the library's last error while probing */
+	char probe_said[1024]; /* the library's first error while probing */
 	uint64_t scrapes;
 	size_t too_long;	    /* of left_out, paths past PATH_MAX */
 	uint64_t cuts[CUT_REASONS]; /* HTTP's thread adds, atomically */

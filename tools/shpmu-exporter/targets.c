@@ -24,9 +24,9 @@ static void log_to_stderr(int level, const char *msg, void *arg)
 {
 	struct exporter *x = arg;
 
-	/* A probe's failure is said once, by pick_events(), in these
-	 * words: the same that shpmu-stat shows for the same event. */
-	if (x->probing && level <= SHPMU_LOG_WARN)
+	/* A probe's failure is said once, by pick_events(), in the words
+	 * of its first error: the open's, as shpmu-stat shows it. */
+	if (x->probing && level == SHPMU_LOG_ERROR && !x->probe_said[0])
 		snprintf(x->probe_said, sizeof(x->probe_said), "%s", msg);
 	if ((level <= SHPMU_LOG_WARN && !x->probing) || x->opts->verbose)
 		say_library(msg);
@@ -209,7 +209,8 @@ int exporter_init(struct exporter *x, const struct options *o)
 	}
 	if (!x->pmu) {
 		err = -errno;
-		say("cannot start: the lines above say why");
+		/* (The library's lines above, where it wrote any, say why.) */
+		say("cannot start: %s", strerror(errno));
 		return err;
 	}
 	if (o->per_cgroup &&
