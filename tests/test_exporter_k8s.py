@@ -658,6 +658,29 @@ def check_hostile_links(node, tmp):
     os.rmdir(empty)
 
 
+def check_kind_options(node):
+    """--cgroup.kind given twice adds up; with --no-cgroups it is
+    refused; argv, as ps shows it, is left as given."""
+    want = node.of_kinds("pod", "container")
+    exp = te.Exporter("--no-cpu", "-e", "task-clock,context-switches",
+                      f"--cgroup.root={node.root}", "--cgroup.kind=pod",
+                      "--cgroup.kind=container", *logs_args(node))
+    got = set(labelsets(exp.scrape()[1]))
+    with open(f"/proc/{exp.proc.pid}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    check(got == want and b"--cgroup.kind=pod" in argv and
+          b"task-clock,context-switches" in argv,
+          f"--cgroup.kind=pod --cgroup.kind=container: the {len(want)} "
+          f"pods and containers (got {len(got)}); argv as given "
+          f"({[a for a in argv if b',' in a or b'kind' in a]})")
+    check(exp.stop() == 0, "that exporter stops cleanly")
+    p = subprocess.run([te.EXPORTER, "--no-cgroups", "--cgroup.kind=pod"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode != 0 and "--no-cgroups" in p.stderr,
+          f"--cgroup.kind with --no-cgroups refused: rc {p.returncode} "
+          f"{p.stderr.strip()[:120]}")
+
+
 def check_churn(mount, tmp):
     """Pods (cgroups and log directories) that come and go over 1000
     scrapes: their series come and go with them, no fd is kept, and a
@@ -802,6 +825,7 @@ def main():
         check_kinds(node)
         check_bad_dirs(node, tmp)
         check_hostile_links(node, tmp)
+        check_kind_options(node)
         check_churn(mount, tmp)
     finally:
         for proc in te.Exporter.started:
