@@ -681,6 +681,41 @@ def check_kind_options(node):
           f"{p.stderr.strip()[:120]}")
 
 
+def check_default_dirs(node):
+    """The default directories, missing at start (the exporter before the
+    kubelet): said once, read once they appear."""
+    pods_dir = "/var/log/pods"
+    if os.path.lexists(pods_dir) or os.path.lexists("/var/log/containers") \
+            or not os.access("/var/log", os.W_OK):
+        print("SKIP (a check): /var/log/pods or /var/log/containers is "
+              "there, or /var/log is not writable: the default directories "
+              "cannot be made to appear")
+        return
+    pods = node.of_kinds("pod")
+    exp = te.Exporter("--no-cpu", "-e", "task-clock",
+                      f"--cgroup.root={node.root}", "--cgroup.kind=pod")
+    try:
+        for _ in range(3):
+            got = labelsets(exp.scrape()[1])
+        said = exp.said(f"{pods_dir}: No such file or directory")
+        check(set(got) == pods and len(said) == 1 and
+              all("namespace" not in got[p][0] for p in pods),
+              f"no {pods_dir} at start: said once "
+              f"({[x.strip() for x in said]}), the pods counted unnamed")
+        os.mkdir(pods_dir)
+        for name in os.listdir(node.pods_dir):
+            full = os.path.join(node.pods_dir, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                os.mkdir(os.path.join(pods_dir, name))
+        got = labelsets(exp.scrape()[1])
+        check(len(exp.said(f"{pods_dir}: read again")) == 1 and
+              all(got[p][0] == node.labels[p] for p in pods),
+              f"{pods_dir} made: said, and the pods named")
+    finally:
+        shutil.rmtree(pods_dir, ignore_errors=True)
+    check(exp.stop() == 0, "that exporter stops cleanly")
+
+
 def check_churn(mount, tmp):
     """Pods (cgroups and log directories) that come and go over 1000
     scrapes: their series come and go with them, no fd is kept, and a
@@ -826,6 +861,7 @@ def main():
         check_bad_dirs(node, tmp)
         check_hostile_links(node, tmp)
         check_kind_options(node)
+        check_default_dirs(node)
         check_churn(mount, tmp)
     finally:
         for proc in te.Exporter.started:
