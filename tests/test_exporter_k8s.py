@@ -224,13 +224,15 @@ def build(node):
     cid = hexid()
     c = node.container(pod, shared, cid, cid, None, "etcd")
     work.append(("cgroupfs driver, a static pod", c, c))
-    # A pod whose log directory's name does not parse: no name guessed.
+    # A pod whose log directory's name does not parse: no name guessed,
+    # and, the pod not known, a container without a link is not taken
+    # for its sandbox.
     uid = pod_uid()
     os.mkdir(os.path.join(node.pods_dir, f"Shop_web_{uid}"))
     pod, shared = node.pod("systemd", "burstable", uid)
     cid = hexid()
     node.container(pod, shared, f"cri-containerd-{cid}.scope", cid,
-                   "containerd", kind="sandbox")
+                   "containerd")
     # Docker, Podman, systemd.
     for what, rel, runtime, kind in (
             ("Docker, cgroupfs", "docker/{}", "docker", "container"),
@@ -567,6 +569,153 @@ def check_kinds(node):
     check(exp.stop() == 0, "that exporter stops cleanly")
 
 
+def check_hostile_links(node, tmp):
+    """What anyone who can write the log directories may put there does
+    not hide a container: a link giving its id other names, a directory
+    full of junk or of links, a pod whose uid is not known."""
+    named = sorted(lab for lab in node.of_kinds("container")
+                   if "container" in node.labels[lab])
+    want = node.of_kinds("container")
+
+    def run(what, ctr_dir, pods_dir=node.pods_dir, expect=want,
+            unnamed=(), said=None, loose=False):
+        exp = te.Exporter("--no-cpu", "-e", "task-clock",
+                          f"--cgroup.root={node.root}",
+                          "--cgroup.kind=container",
+                          f"--kubernetes.logs-dir={pods_dir}",
+                          f"--kubernetes.container-logs-dir={ctr_dir}")
+        for _ in range(2):
+            text = exp.scrape()[1]
+        got = labelsets(text)
+        for lab in set(unnamed) & set(got) if loose else ():
+            # Named or not, as the listing's order falls.
+            got[lab] = ({k: v for k, v in got[lab][0].items()
+                         if k != "container"},)
+
+        def label(lab):
+            lbs = dict(node.labels[lab])
+            if lab in unnamed:
+                lbs.pop("container", None)
+            if pods_dir != node.pods_dir:
+                # The names then come from the links alone.
+                lbs = {k: v for k, v in lbs.items()
+                       if k not in ("namespace", "pod") or
+                       "container" in lbs}
+            return lbs
+        lines = exp.said(said) if said else [None]
+        wrong = [(got[x][0], label(x)) for x in expect
+                 if x in got and got[x][0] != label(x)]
+        check(set(got) == expect and
+              gauge(text, "shpmu_cgroups") == len(expect) and
+              all(got[lab][0] == label(lab) for lab in expect) and
+              len(lines) == 1,
+              f"{what}: the {len(expect)} containers counted; missing "
+              f"{sorted(expect - set(got))[:2]}, more "
+              f"{sorted(set(got) - expect)[:2]}, wrong "
+              f"{wrong[:1]}"
+              f"; said {[x.strip() for x in lines if x]}")
+        check(exp.stop() == 0, "that exporter stops cleanly")
+
+    # A second link for a container's id, with names of its own.
+    victim = named[0]
+    cid = node.labels[victim]["container_id"]
+    evil = os.path.join(node.ctr_dir, f"evil_evil_x-{cid}.log")
+    os.symlink("/", evil)
+    try:
+        run("a second link for a container's id", node.ctr_dir,
+            unnamed={victim}, said=f"'evil_evil_x-{cid[:40]}")
+    finally:
+        os.unlink(evil)
+
+    # Junk past LOG_ENTRIES_MAX: refused, it takes no link's place.
+    junk = os.path.join(tmp, "junk-containers")
+    os.mkdir(junk)
+    for name in os.listdir(node.ctr_dir):
+        if os.path.islink(os.path.join(node.ctr_dir, name)):
+            os.symlink(os.readlink(os.path.join(node.ctr_dir, name)),
+                       os.path.join(junk, name))
+    for i in range(8200):
+        open(os.path.join(junk, f"junk{i}"), "w").close()
+    run("8200 junk files among the links", junk,
+        said="entries refused (not a link")
+
+    # Links past LOG_ENTRIES_MAX: the table is cut, so no link's absence
+    # says sandbox: sandboxes count as containers, and it says so.
+    for i in range(8200):
+        os.symlink("/", os.path.join(junk, f"p_default_c-{hexid()}.log"))
+    run("8200 more links than are kept", junk,
+        expect=node.of_kinds("container", "sandbox"),
+        unnamed=set(node.of_kinds("container", "sandbox")),
+        said="is not taken for a sandbox", loose=True)
+    shutil.rmtree(junk)
+
+    # No pod known (its uid not in --kubernetes.logs-dir): a container
+    # without a link is not called a sandbox.
+    empty = os.path.join(tmp, "no-pods")
+    os.mkdir(empty)
+    run("no pod known", node.ctr_dir, pods_dir=empty,
+        expect=node.of_kinds("container", "sandbox"))
+    os.rmdir(empty)
+
+
+def check_kind_options(node):
+    """--cgroup.kind given twice adds up; with --no-cgroups it is
+    refused; argv, as ps shows it, is left as given."""
+    want = node.of_kinds("pod", "container")
+    exp = te.Exporter("--no-cpu", "-e", "task-clock,context-switches",
+                      f"--cgroup.root={node.root}", "--cgroup.kind=pod",
+                      "--cgroup.kind=container", *logs_args(node))
+    got = set(labelsets(exp.scrape()[1]))
+    with open(f"/proc/{exp.proc.pid}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    check(got == want and b"--cgroup.kind=pod" in argv and
+          b"task-clock,context-switches" in argv,
+          f"--cgroup.kind=pod --cgroup.kind=container: the {len(want)} "
+          f"pods and containers (got {len(got)}); argv as given "
+          f"({[a for a in argv if b',' in a or b'kind' in a]})")
+    check(exp.stop() == 0, "that exporter stops cleanly")
+    p = subprocess.run([te.EXPORTER, "--no-cgroups", "--cgroup.kind=pod"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode != 0 and "--no-cgroups" in p.stderr,
+          f"--cgroup.kind with --no-cgroups refused: rc {p.returncode} "
+          f"{p.stderr.strip()[:120]}")
+
+
+def check_default_dirs(node):
+    """The default directories, missing at start (the exporter before the
+    kubelet): said once, read once they appear."""
+    pods_dir = "/var/log/pods"
+    if os.path.lexists(pods_dir) or os.path.lexists("/var/log/containers") \
+            or not os.access("/var/log", os.W_OK):
+        print("SKIP (a check): /var/log/pods or /var/log/containers is "
+              "there, or /var/log is not writable: the default directories "
+              "cannot be made to appear")
+        return
+    pods = node.of_kinds("pod")
+    exp = te.Exporter("--no-cpu", "-e", "task-clock",
+                      f"--cgroup.root={node.root}", "--cgroup.kind=pod")
+    try:
+        for _ in range(3):
+            got = labelsets(exp.scrape()[1])
+        said = exp.said(f"{pods_dir}: No such file or directory")
+        check(set(got) == pods and len(said) == 1 and
+              all("namespace" not in got[p][0] for p in pods),
+              f"no {pods_dir} at start: said once "
+              f"({[x.strip() for x in said]}), the pods counted unnamed")
+        os.mkdir(pods_dir)
+        for name in os.listdir(node.pods_dir):
+            full = os.path.join(node.pods_dir, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                os.mkdir(os.path.join(pods_dir, name))
+        got = labelsets(exp.scrape()[1])
+        check(len(exp.said(f"{pods_dir}: read again")) == 1 and
+              all(got[p][0] == node.labels[p] for p in pods),
+              f"{pods_dir} made: said, and the pods named")
+    finally:
+        shutil.rmtree(pods_dir, ignore_errors=True)
+    check(exp.stop() == 0, "that exporter stops cleanly")
+
+
 def check_churn(mount, tmp):
     """Pods (cgroups and log directories) that come and go over 1000
     scrapes: their series come and go with them, no fd is kept, and a
@@ -710,6 +859,9 @@ def main():
         check(exp.stop() == 0, "the labelled exporter stops cleanly")
         check_kinds(node)
         check_bad_dirs(node, tmp)
+        check_hostile_links(node, tmp)
+        check_kind_options(node)
+        check_default_dirs(node)
         check_churn(mount, tmp)
     finally:
         for proc in te.Exporter.started:

@@ -37,6 +37,7 @@ enum {
 struct options {
 	const char *listen;		/* host:port */
 	const char *events[MAX_EVENTS]; /* NULL-terminated; default set */
+	char *events_list; /* -e's words, a copy: argv stays as given */
 	bool default_events;
 	bool per_cpu;
 	bool per_cgroup;

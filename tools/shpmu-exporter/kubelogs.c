@@ -26,6 +26,11 @@ struct build {
 	size_t refused;
 	uint64_t print;
 	char example[NAME_MAX + 1];
+	/* The keys given two sets of names: how many, a print of them, an
+	 * entry of the first one. */
+	size_t conflicts;
+	uint64_t conflict_print;
+	char conflict_example[2][NAME_MAX + 1];
 };
 
 static void build_free(struct build *b)
@@ -55,8 +60,8 @@ static uint32_t text(struct build *b, const char *s)
 	return at;
 }
 
-static int add(struct build *b, const char *key, const char *ns,
-	       const char *pod, const char *container)
+static int add(struct build *b, const char *name, const char *key,
+	       const char *ns, const char *pod, const char *container)
 {
 	struct log_entry *e;
 
@@ -74,7 +79,10 @@ static int add(struct build *b, const char *key, const char *ns,
 	e->namespace = text(b, ns);
 	e->pod = text(b, pod);
 	e->container = *container ? text(b, container) : 0;
-	if (!e->namespace || !e->pod || (*container && !e->container))
+	e->name = text(b, name);
+	e->conflict = false;
+	if (!e->namespace || !e->pod || (*container && !e->container) ||
+	    !e->name)
 		return -ENOMEM;
 	b->n++;
 	return 0;
@@ -121,9 +129,10 @@ static int take(struct build *b, bool pods, int fd, const struct dirent *de)
 		return 0;
 	}
 	if (pods && workload_pod_dir(de->d_name, &pd))
-		return add(b, pd.uid, pd.namespace, pd.pod, "");
+		return add(b, de->d_name, pd.uid, pd.namespace, pd.pod, "");
 	if (!pods && workload_log_link(de->d_name, &ll))
-		return add(b, ll.id, ll.namespace, ll.pod, ll.container);
+		return add(b, de->d_name, ll.id, ll.namespace, ll.pod,
+			   ll.container);
 	refuse(b, de->d_name);
 	return 0;
 }
@@ -143,8 +152,8 @@ static bool same_names(const struct build *b, const struct log_entry *x,
 	       !strcmp(b->text + x->container, b->text + y->container);
 }
 
-/* Sorted, and a key given two sets of names dropped: which one holds is
- * not guessed. */
+/* Sorted, and a key given two sets of names kept once without names:
+ * which one holds is not guessed, but there is an entry for it. */
 static void sort(struct build *b)
 {
 	size_t kept = 0;
@@ -157,10 +166,21 @@ static void sort(struct build *b)
 		for (j = i + 1;
 		     j < b->n && !by_key(&b->entries[i], &b->entries[j]); j++)
 			agree &= same_names(b, &b->entries[i], &b->entries[j]);
-		if (agree)
-			b->entries[kept++] = b->entries[i];
-		else
-			refuse(b, b->entries[i].key);
+		b->entries[kept] = b->entries[i];
+		if (!agree) {
+			struct log_entry *e = &b->entries[kept];
+
+			/* Two of its entries: which one lies is not known. */
+			for (int k = 0; !b->conflicts && k < 2; k++)
+				snprintf(b->conflict_example[k],
+					 sizeof(b->conflict_example[k]), "%s",
+					 b->text + b->entries[i + k].name);
+			b->conflicts++;
+			b->conflict_print += fnv(e->key);
+			e->namespace = e->pod = e->container = 0;
+			e->conflict = true;
+		}
+		kept++;
 	}
 	b->n = kept;
 }
@@ -203,15 +223,18 @@ static void trouble(struct logdir *d, int err)
 /* What a good read found said, where it changed. */
 static void tell(struct logdir *d, const struct build *b, bool full)
 {
-	char name[64 * 4 + 8];
+	char name[64 * 4 + 8], other[64 * 4 + 8];
 
 	if (d->said) {
 		say("%s %s: read again", d->flag, d->path);
 		d->said = 0;
 	}
 	if (full && !d->full)
-		say("%s %s: only its first %d entries are read", d->flag,
-		    d->path, LOG_ENTRIES_MAX);
+		say("%s %s: only %d entries are kept, %d listed%s", d->flag,
+		    d->path, LOG_ENTRIES_MAX, LOG_SCAN_MAX,
+		    d->pods ? ""
+			    : "; until it holds fewer, a container without "
+			      "a link is not taken for a sandbox");
 	d->full = full;
 	if (b->refused && b->print != d->refused)
 		say("%s %s: %zu entr%s refused (%s), e.g. '%s'", d->flag,
@@ -221,6 +244,17 @@ static void tell(struct logdir *d, const struct build *b, bool full)
 			      ".log",
 		    printable(b->example, name, sizeof(name)));
 	d->refused = b->refused ? b->print : 0;
+	if (b->conflicts && b->conflict_print != d->conflicts)
+		say("%s %s: %zu %s given two sets of names, e.g. '%s' and "
+		    "'%s'; %s unnamed",
+		    d->flag, d->path, b->conflicts,
+		    d->pods ? (b->conflicts == 1 ? "pod uid" : "pod uids")
+			    : (b->conflicts == 1 ? "container id"
+						 : "container ids"),
+		    printable(b->conflict_example[0], name, sizeof(name)),
+		    printable(b->conflict_example[1], other, sizeof(other)),
+		    b->conflicts == 1 ? "it is" : "they are");
+	d->conflicts = b->conflicts ? b->conflict_print : 0;
 }
 
 /* Lists d into a new table; the old one stays where it fails. */
@@ -233,6 +267,9 @@ static void read_dir(struct logdir *d)
 	struct dirent *de;
 	struct stat st;
 	bool full = false;
+	size_t listed = 0;
+	long long age;
+	bool again;
 	int err = 0;
 	DIR *dir;
 
@@ -262,7 +299,7 @@ static void read_dir(struct logdir *d)
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (b.n + b.refused == LOG_ENTRIES_MAX) {
+		if (b.n == LOG_ENTRIES_MAX || listed++ == LOG_SCAN_MAX) {
 			full = true;
 			break;
 		}
@@ -281,16 +318,21 @@ static void read_dir(struct logdir *d)
 	d->entries = b.entries;
 	d->n = b.n;
 	d->text = b.text;
+	again = d->read && d->ok && d->dev == st.st_dev && d->ino == st.st_ino;
 	d->read = d->ok = true;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
-	d->mtime = st.st_mtim;
 	/* A change in the mtime's tick after the listing leaves it as it
-	 * was: such a read is not trusted to be the last one. */
+	 * was: such a read is not trusted to be the last one. An mtime
+	 * ahead of the clock (set so, or the clock stepped back) is
+	 * trusted once read twice: a change now would stamp another. */
 	clock_gettime(CLOCK_REALTIME, &now);
-	d->racy = (now.tv_sec - st.st_mtim.tv_sec) * 1000000000LL +
-			  (now.tv_nsec - st.st_mtim.tv_nsec) <
-		  LOG_RACY_NS;
+	age = (now.tv_sec - st.st_mtim.tv_sec) * 1000000000LL +
+	      (now.tv_nsec - st.st_mtim.tv_nsec);
+	d->racy = age >= 0 ? age < LOG_RACY_NS
+			   : !(again && d->mtime.tv_sec == st.st_mtim.tv_sec &&
+			       d->mtime.tv_nsec == st.st_mtim.tv_nsec);
+	d->mtime = st.st_mtim;
 }
 
 /* Reads d again where it changed since it was read; whether it did. */
@@ -348,12 +390,17 @@ static bool look(const struct kubelogs *k, const char *uid, const char *id,
 	const char *pt = k->pods.text, *ct = k->containers.text;
 
 	*out = (struct kube_names){0};
-	/* A link that puts the container in another pod than the uid's is
-	 * not taken. */
-	if (pod && ctr &&
-	    (strcmp(pt + pod->namespace, ct + ctr->namespace) ||
-	     strcmp(pt + pod->pod, ct + ctr->pod)))
+	if (pod && pod->conflict)
+		pod = NULL;
+	/* A link names its container, unless its key is in conflict or it
+	 * puts the container in another pod than the uid's; it is a link
+	 * all the same. */
+	out->linked = ctr;
+	if (ctr && (ctr->conflict ||
+		    (pod && (strcmp(pt + pod->namespace, ct + ctr->namespace) ||
+			     strcmp(pt + pod->pod, ct + ctr->pod)))))
 		ctr = NULL;
+	out->pod_known = pod;
 	if (pod) {
 		out->namespace = pt + pod->namespace;
 		out->pod = pt + pod->pod;
@@ -364,7 +411,7 @@ static bool look(const struct kubelogs *k, const char *uid, const char *id,
 	if (ctr)
 		out->container = ct + ctr->container;
 	return (!*uid || !k->pods.path || pod) &&
-	       (!*id || !k->containers.path || ctr);
+	       (!*id || !k->containers.path || out->linked);
 }
 
 void kubelogs_find(struct kubelogs *k, uint64_t scrape, const char *uid,
@@ -378,7 +425,8 @@ void kubelogs_find(struct kubelogs *k, uint64_t scrape, const char *uid,
 
 bool kubelogs_knows_containers(const struct kubelogs *k)
 {
-	return k->containers.path && k->containers.read && k->containers.ok;
+	return k->containers.path && k->containers.read && k->containers.ok &&
+	       !k->containers.full;
 }
 
 void kubelogs_init(struct kubelogs *k, const char *pods_dir,

@@ -10,10 +10,14 @@
  * O_NOFOLLOW and only listed: nothing in them is opened, followed or
  * read. An entry is taken only where its type is the kubelet's (a
  * directory, a link) and its name parses whole (workload.h); at most
- * LOG_ENTRIES_MAX are read a time; the refused ones are said once, when
- * what is refused changes. A directory that is missing or unreadable
- * costs a line when that changes, never a scrape, and its names are
- * those of its last good read.
+ * LOG_ENTRIES_MAX are kept and LOG_SCAN_MAX listed a read; the refused
+ * ones are said once, when what is refused changes. A key (a pod uid, a
+ * container id) that two entries give different names is kept without
+ * names: which one holds is not guessed, and a container so linked still
+ * has a link (anyone who can write there could otherwise hide one). A
+ * directory that is missing or unreadable costs a line when that
+ * changes, never a scrape, and its names are those of its last good
+ * read.
  *
  * A directory is read again only when a lookup misses (a pod uid or
  * container id the names do not hold) and it changed since it was read
@@ -32,12 +36,17 @@
 #include "workload.h"
 
 #define LOG_ENTRIES_MAX 8192
-#define LOG_RACY_NS	2000000000LL
+/* Entries listed a read, kept or refused: refused ones do not take the
+ * place of those kept. */
+#define LOG_SCAN_MAX (8 * LOG_ENTRIES_MAX)
+#define LOG_RACY_NS  2000000000LL
 
 struct log_entry {
 	char key[CONTAINER_ID_LEN + 1]; /* a pod uid, or a container id */
 	/* Offsets in the table's text; 0 is "". */
 	uint32_t namespace, pod, container;
+	uint32_t name; /* the entry's own name, for messages */
+	bool conflict; /* the key has entries that disagree: no names */
 };
 
 struct logdir {
@@ -56,9 +65,10 @@ struct logdir {
 	struct timespec mtime;
 	bool racy; /* read within LOG_RACY_NS of its mtime */
 	/* What was said, so that it is said once. */
-	int said;	  /* -errno of its trouble; 0: none */
-	uint64_t refused; /* a print of the names refused */
-	bool full;	  /* past LOG_ENTRIES_MAX */
+	int said;	    /* -errno of its trouble; 0: none */
+	uint64_t refused;   /* a print of the names refused */
+	bool full;	    /* past LOG_ENTRIES_MAX or LOG_SCAN_MAX */
+	uint64_t conflicts; /* a print of the keys in conflict */
 };
 
 struct kubelogs {
@@ -71,6 +81,8 @@ struct kubelogs {
  * kubelogs call. */
 struct kube_names {
 	const char *namespace, *pod, *container;
+	bool pod_known; /* the uid is in the pods' directory */
+	bool linked;	/* the id has a link, named or not */
 };
 
 /* pods_dir, containers_dir: NULL for none. */
@@ -89,7 +101,8 @@ void kubelogs_find(struct kubelogs *k, uint64_t scrape, const char *uid,
 void kubelogs_refresh(struct kubelogs *k, uint64_t scrape);
 
 /* Whether a container's log link not being there means it has none: the
- * containers' directory is read and was readable when last looked at. */
+ * containers' directory is read, was readable when last looked at, and
+ * was read whole (not cut at LOG_ENTRIES_MAX or LOG_SCAN_MAX). */
 bool kubelogs_knows_containers(const struct kubelogs *k);
 
 #endif

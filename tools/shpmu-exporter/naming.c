@@ -10,8 +10,9 @@
  * A pod's sandbox (pause) container is named like the others in the
  * cgroup path. The kubelet links every container's log into
  * --kubernetes.container-logs-dir once it has started it, and never a
- * sandbox's: a container of a known pod without a link, that directory
- * read, is taken for a sandbox (a container so new that its link is not
+ * sandbox's: a container of a known pod (its uid in
+ * --kubernetes.logs-dir) without a link, that directory read whole, is
+ * taken for a sandbox (a container so new that its link is not
  * there yet is one until the next scrape that finds it). Without that
  * directory nothing tells them apart: every container counts as one.
  *
@@ -66,7 +67,8 @@ void naming_find(struct exporter *x, struct naming *n)
 		      container ? w->container_id : "", &n->names);
 	n->unnamed = (k->pods.path && !n->names.pod) ||
 		     (container && k->containers.path && !n->names.container);
-	if (container && !n->names.container && kubelogs_knows_containers(k))
+	if (container && !n->names.linked && n->names.pod_known &&
+	    kubelogs_knows_containers(k))
 		n->kind = KIND_SANDBOX;
 }
 

@@ -55,10 +55,20 @@ static void usage(FILE *f)
 		"  -v, --verbose           log library decisions too\n");
 }
 
-static int add_events(struct options *o, char *list)
+/* Tokenised in a copy: strtok_r writes NULs, and argv is what ps
+ * shows. */
+static int add_events(struct options *o, const char *arg)
 {
+	char *list = strdup(arg);
 	size_t n = 0;
 
+	if (!list) {
+		say("-e: %s", strerror(errno));
+		return -1;
+	}
+	/* A later -e replaces an earlier one. */
+	free(o->events_list);
+	o->events_list = list;
 	for (char *save, *e = strtok_r(list, ",", &save); e;
 	     e = strtok_r(NULL, ",", &save)) {
 		if (n == MAX_EVENTS - 1) {
@@ -74,7 +84,7 @@ static int add_events(struct options *o, char *list)
 
 /* --cgroup.kind's list: KIND_* bits, 0 where it has an unknown word or
  * none. */
-static unsigned int kinds(char *list)
+static unsigned int kinds(const char *arg)
 {
 	static const struct {
 		const char *name;
@@ -85,7 +95,12 @@ static unsigned int kinds(char *list)
 		{"unit", KIND_UNIT},
 	};
 	unsigned int got = 0;
+	char *list = strdup(arg);
 
+	if (!list) {
+		say("--cgroup.kind: %s", strerror(errno));
+		return 0;
+	}
 	for (char *save, *k = strtok_r(list, ",", &save); k;
 	     k = strtok_r(NULL, ",", &save)) {
 		size_t i = 0;
@@ -97,10 +112,12 @@ static unsigned int kinds(char *list)
 			say("--cgroup.kind: no kind %s (pod, container, "
 			    "sandbox, conmon, unit)",
 			    k);
+			free(list);
 			return 0;
 		}
 		got |= words[i].kind;
 	}
+	free(list);
 	if (!got)
 		say("--cgroup.kind wants kinds: pod, container, sandbox, "
 		    "conmon, unit");
@@ -218,11 +235,15 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->cgroup_depth = n > 64 ? 64 : (int)n;
 			o->depth_set = true;
 			break;
-		case KIND:
-			o->kinds = kinds(optarg);
-			if (!o->kinds)
+		case KIND: {
+			/* Given again, it adds to the kinds. */
+			unsigned int more = kinds(optarg);
+
+			if (!more)
 				return -1;
+			o->kinds |= more;
 			break;
+		}
 		case LOGS:
 			o->logs_dir = optarg;
 			break;
@@ -268,6 +289,11 @@ int options_parse(struct options *o, int argc, char **argv)
 	}
 	if (optind < argc) {
 		usage(stderr);
+		return -1;
+	}
+	if (o->kinds && !o->per_cgroup) {
+		say("--cgroup.kind chooses cgroups to count, and "
+		    "--no-cgroups counts none: give one of them");
 		return -1;
 	}
 	/* Deep enough for every layout, where the depth is not given. */

@@ -11,7 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exporter.h"
@@ -148,15 +147,15 @@ static int open_cpus(struct exporter *x)
 	return 0;
 }
 
-/* A kubelet's log directory: the flag's, or the default where it is a
- * directory; NULL for none. */
+/* A kubelet's log directory: the flag's, or the default; NULL for none
+ * (an empty flag). The default is kept where it is not there yet: the
+ * exporter may start before the kubelet makes it, and the refresh says
+ * it is missing, once, and reads it once it is there (kubelogs.h). */
 static const char *log_dir(const char *flag, const char *fallback)
 {
-	struct stat st;
-
 	if (flag)
 		return *flag ? flag : NULL;
-	return lstat(fallback, &st) || !S_ISDIR(st.st_mode) ? NULL : fallback;
+	return fallback;
 }
 
 /* The kubelet's names, where its directories are (kubelogs.h). */
