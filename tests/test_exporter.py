@@ -143,6 +143,12 @@ class Exporter:
     def said(self, what):
         return [line for line in self.log if what in line]
 
+    def said_soon(self, what, timeout=5):
+        """said(what), once it holds a line or after timeout s: the
+        reader thread may take a moment past the scrape that made it."""
+        poll_until(lambda: self.said(what), timeout)
+        return self.said(what)
+
     def fds(self):
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
 

@@ -136,6 +136,25 @@ static void too_long(struct walk *w, const char *label, const char *name)
 	w->x->left_out++;
 }
 
+/* Whether label lies in the kubelet's hierarchy: one of its components
+ * is kubepods (the cgroupfs driver), kubepods.slice or, below the slices
+ * of the kubelet's --cgroup-root, <root>-kubepods.slice. */
+static bool in_kubepods(const char *label)
+{
+	static const char slice[] = "kubepods.slice";
+	const size_t len = sizeof(slice) - 1;
+
+	for (const char *p = label; (p = strchr(p, '/'));) {
+		size_t n = strcspn(++p, "/");
+
+		if ((n == 8 && !strncmp(p, "kubepods", 8)) ||
+		    (n >= len && !strncmp(p + n - len, slice, len) &&
+		     (n == len || p[n - len - 1] == '-')))
+			return true;
+	}
+	return false;
+}
+
 /* label's path below the root of the walk, where layouts begin ("" for
  * the root itself, or a label elsewhere). */
 static const char *below_root(const struct walk *w, const char *label)
@@ -265,8 +284,11 @@ void cgroups_refresh(struct exporter *x)
 	}
 	if (strlen(label) > 1 && label[strlen(label) - 1] == '/')
 		label[strlen(label) - 1] = '\0';
-	/* The layouts are below the root: "/" is none of their path. */
-	w.root = strcmp(label, "/") ? strlen(label) : 0;
+	/* The layouts are below the root: "/" is none of their path. A root
+	 * inside the kubelet's hierarchy (--cgroup.root=/kubepods.slice,
+	 * to leave system.slice out) meets them partway: they are read from
+	 * the mount's top there, as the kubelet makes them. */
+	w.root = strcmp(label, "/") && !in_kubepods(label) ? strlen(label) : 0;
 	if (join(dir, sizeof(dir), x->mount, "",
 		 strcmp(label, "/") ? label : "")) {
 		too_long(&w, "", label);
