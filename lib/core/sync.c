@@ -2,8 +2,10 @@
 #include "core/sync.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "core/kevent.h"
+#include "core/key.h"
 #include "core/scratch.h"
 #include "core/window.h"
 
@@ -30,6 +32,41 @@ static int read_reviving(struct shpmu *pmu, struct handle *h, struct scratch *s,
 	return err ? err : read_all(pmu, h, s, vals);
 }
 
+/* The first enable of h's sources, and h's base: read after switching
+ * them on, since a kernel can add to a cgroup event's times at its enable
+ * the spell its cgroup had no active event on a CPU (seconds where the
+ * window is 0.5 s), which belongs in no window. A pinned event that finds
+ * no counter is in error state from its enable on, and unreadable: its
+ * base is then the reading from before it, when nothing counted. */
+static int start_first(struct shpmu *pmu, struct handle *h, bool at_open,
+		       struct scratch *s, uint64_t **now)
+{
+	struct kevent *ev = h->ev;
+	bool pinned = ev->key.events[0].bits & KEY_PINNED;
+	int err = pinned ? read_reviving(pmu, h, s, now) : 0;
+
+	if (!err)
+		err = kevent_enable_get(pmu, ev, at_open);
+	if (err)
+		return err;
+	if (pinned) {
+		struct scratch after = {.p = NULL};
+		uint64_t *then;
+
+		if (!read_all(pmu, h, &after, &then))
+			memcpy(*now, then,
+			       kevent_nvals_total(ev) * sizeof(*then));
+		scratch_put(&after);
+		return 0;
+	}
+	err = read_reviving(pmu, h, s, now);
+	/* No handle counts on the sources if they stay on: ev->enabled goes
+	 * back whatever the kernel says. */
+	if (err && kevent_enable_put(pmu, ev))
+		ev->enabled--;
+	return err;
+}
+
 int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 {
 	struct kevent *ev = h->ev;
@@ -41,18 +78,7 @@ int sync_start(struct shpmu *pmu, struct handle *h, bool at_open)
 	 * this one's reading and its count. */
 	pthread_mutex_lock(&ev->lock);
 	if (ev->enabled == 0) {
-		/* The first enable reads after switching the sources on: a
-		 * kernel can add to a cgroup event's times at its enable the
-		 * spell its cgroup had no active event on a CPU (seconds
-		 * where the window is 0.5 s), which belongs in no window. */
-		err = kevent_enable_get(pmu, ev, at_open);
-		if (!err) {
-			err = read_reviving(pmu, h, &s, &now);
-			/* No handle counts on the sources if they stay on:
-			 * ev->enabled goes back whatever the kernel says. */
-			if (err && kevent_enable_put(pmu, ev))
-				ev->enabled--;
-		}
+		err = start_first(pmu, h, at_open, &s, &now);
 	} else {
 		err = read_reviving(pmu, h, &s, &now);
 		if (!err)

@@ -61,6 +61,8 @@ struct options {
 
 /* Parses argv; returns 0, 1 (--help printed) or -1 (error printed). */
 int options_parse(struct options *o, int argc, char **argv);
+/* Frees what options_parse() copied (after either result). */
+void options_free(struct options *o);
 
 struct event {
 	char name[64];

@@ -30,10 +30,13 @@ int main(int argc, char **argv)
 	struct exporter x;
 	int ret = options_parse(&o, argc, argv);
 
-	if (ret)
+	if (ret) {
+		options_free(&o);
 		return ret > 0 ? 0 : 2;
+	}
 	raise_nofile();
 	ret = exporter_init(&x, &o) || serve(&x) ? 1 : 0;
 	exporter_fini(&x);
+	options_free(&o);
 	return ret;
 }

@@ -301,3 +301,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		o->cgroup_depth = KIND_DEPTH;
 	return 0;
 }
+
+void options_free(struct options *o)
+{
+	free(o->events_list);
+	o->events_list = NULL;
+}
