@@ -216,7 +216,7 @@ static void trouble(struct logdir *d, int err)
 	d->said = err;
 	say("%s %s: %s; %s", d->flag, d->path, strerror(-err),
 	    d->read   ? "its names are those read before"
-	    : d->pods ? "pods are not named"
+	    : d->pods ? "pods are not named, sandboxes not told apart"
 		      : "containers are not named, sandboxes not told apart");
 }
 
@@ -327,8 +327,15 @@ static void read_dir(struct logdir *d)
 	 * ahead of the clock (set so, or the clock stepped back) is
 	 * trusted once read twice: a change now would stamp another. */
 	clock_gettime(CLOCK_REALTIME, &now);
-	age = (now.tv_sec - st.st_mtim.tv_sec) * 1000000000LL +
-	      (now.tv_nsec - st.st_mtim.tv_nsec);
+	/* In seconds first: an mtime centuries away (any its owner sets)
+	 * would overflow the nanoseconds. */
+	if (__builtin_sub_overflow((long long)now.tv_sec,
+				   (long long)st.st_mtim.tv_sec, &age))
+		age = st.st_mtim.tv_sec > 0 ? -4 : 4;
+	if (age >= -3 && age <= 3)
+		age = age * 1000000000LL + (now.tv_nsec - st.st_mtim.tv_nsec);
+	else
+		age = age > 0 ? LOG_RACY_NS : -1; /* old, or ahead */
 	d->racy = age >= 0 ? age < LOG_RACY_NS
 			   : !(again && d->mtime.tv_sec == st.st_mtim.tv_sec &&
 			       d->mtime.tv_nsec == st.st_mtim.tv_nsec);

@@ -67,7 +67,9 @@ void naming_find(struct exporter *x, struct naming *n)
 		      container ? w->container_id : "", &n->names);
 	n->unnamed = (k->pods.path && !n->names.pod) ||
 		     (container && k->containers.path && !n->names.container);
-	if (container && !n->names.linked && n->names.pod_known &&
+	/* Without a pods directory, the links alone tell a sandbox. */
+	if (container && !n->names.linked &&
+	    (n->names.pod_known || !k->pods.path) &&
 	    kubelogs_knows_containers(k))
 		n->kind = KIND_SANDBOX;
 }
