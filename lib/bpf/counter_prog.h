@@ -152,7 +152,8 @@ void counter_prog_use_event(struct counter_prog *p, uint32_t e);
 /* The program's filter of counted ids (COUNTED_FILTER_SIZE counts by the
  * id's low bits), and the bump that tells it the counted set changed. */
 uint16_t *counter_prog_filter(struct counter_prog *p);
-/* The same for the links' tids and tgids (TASK_FILTER_SIZE). */
+/* The same for the links: tids in its lower half, tgids in its upper
+ * (task_filter_index(), TASK_FILTER_SIZE). */
 uint32_t *counter_prog_task_filter(struct counter_prog *p);
 void counter_prog_changed(struct counter_prog *p);
 

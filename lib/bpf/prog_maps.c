@@ -258,8 +258,6 @@ void counter_prog_uncount_cgroup(struct counter_prog *p, uint64_t id)
 	counter_prog_changed(p);
 }
 
-#define TASK_MASK (TASK_FILTER_SIZE - 1)
-
 int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
 			   uint64_t start_ticks, int which, uint32_t target)
 {
@@ -286,8 +284,9 @@ int counter_prog_link_task(struct counter_prog *p, uint32_t kind, uint32_t id,
 		return err;
 	/* After the entry: the program finds it once it looks. */
 	if (!known)
-		__atomic_fetch_add(&p->bss->counted_tasks[id & TASK_MASK], 1,
-				   __ATOMIC_RELEASE);
+		__atomic_fetch_add(
+			&p->bss->counted_tasks[task_filter_index(kind, id)], 1,
+			__ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -311,8 +310,9 @@ static void unlink_one(struct counter_prog *p, uint64_t key,
 	}
 	if (!sys_bpf_map_delete(p->pmu, p->links_fd, &key))
 		__atomic_fetch_sub(
-			&p->bss->counted_tasks[(uint32_t)key & TASK_MASK], 1,
-			__ATOMIC_RELEASE);
+			&p->bss->counted_tasks[task_filter_index(
+				(uint32_t)(key >> 32), (uint32_t)key)],
+			1, __ATOMIC_RELEASE);
 }
 
 void counter_prog_unlink_target(struct counter_prog *p, uint32_t kind,

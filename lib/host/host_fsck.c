@@ -272,7 +272,7 @@ static int fix_links(struct counted *c)
 		}
 		sys_bpf_map_update(c->prog.pmu, c->prog.links_fd, &key, &link,
 				   BPF_EXIST);
-		want[(uint32_t)key & (TASK_FILTER_SIZE - 1)]++;
+		want[task_filter_index((uint32_t)(key >> 32), (uint32_t)key)]++;
 	}
 	for (uint32_t i = 0; i < TASK_FILTER_SIZE; i++)
 		__atomic_store_n(&counter_prog_task_filter(&c->prog)[i],

@@ -7,14 +7,14 @@
  * Bump HOST_LAYOUT with any change to those structures, or to how they
  * are shared (3: users' liveness as byte locks on users/; 4: each CPU's
  * switch sequence in the events map, and its unattributed totals in its
- * view).
+ * view; 5: the links filter split into tids and tgids).
  */
 #ifndef SHPMU_HOST_LAYOUT_H
 #define SHPMU_HOST_LAYOUT_H
 
 #include <stdint.h>
 
-#define HOST_LAYOUT 4
+#define HOST_LAYOUT 5
 
 /* For tests: when non-zero, the layout this process claims to have. */
 extern uint32_t shpmu__host_layout;

@@ -91,6 +91,30 @@ Test(accumulate, running_above_enabled_is_taken_as_enabled)
 	expect_delta(cv(0, 100, 100), cv(10, 150, 180), cv(10, 50, 50));
 }
 
+/* A clock read by its count alone: its times change as its count does,
+ * under the count's rules, and they keep growing from the base that the
+ * kernel's reading gave (a CPU target reads them). */
+Test(accumulate, a_clock_read_by_its_count_alone)
+{
+	struct counter_value prev = cv(1000, 5000, 4000), d;
+
+	acc_delta_clock(&prev, 1600, &d);
+	cr_expect(d.counter == 600 && d.enabled == 600 && d.running == 600,
+		  "delta %llu/%llu/%llu", (unsigned long long)d.counter,
+		  (unsigned long long)d.enabled, (unsigned long long)d.running);
+	cr_expect(prev.counter == 1600 && prev.enabled == 5600 &&
+		  prev.running == 4600);
+	/* Past 2^64: an advance. */
+	prev = cv(UINT64_MAX - 9, 0, 0);
+	acc_delta_clock(&prev, 5, &d);
+	cr_expect(d.counter == 15 && d.enabled == 15 && d.running == 15);
+	/* Reset: it counted the new reading since, times too. */
+	prev = cv(1000, 100, 100);
+	acc_delta_clock(&prev, 40, &d);
+	cr_expect(d.counter == 40 && d.enabled == 40 && d.running == 40);
+	cr_expect(prev.counter == 40 && prev.enabled == 140);
+}
+
 Test(accumulate, totals_add_up)
 {
 	struct counter_value total = cv(1, 2, 3), shared = cv(1, 2, 3);

@@ -53,6 +53,10 @@ Test(counted, switches_are_counted_as_the_kernel_counts_them)
 		       KEY_EXCLUDE_KERNEL);
 	struct event_key clock =
 		key_of(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0);
+	struct event_key cpu_clock =
+		key_of(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0);
+	struct event_key clock_user = key_of(
+		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, KEY_EXCLUDE_USER);
 	struct event_key hw =
 		key_of(PERF_TYPE_HARDWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0);
 
@@ -60,7 +64,11 @@ Test(counted, switches_are_counted_as_the_kernel_counts_them)
 	cr_expect_eq(counted_counter_kind(&cg), KIND_CGROUP_SWITCHES);
 	cr_expect_eq(counted_counter_kind(&cs_user), KIND_READ,
 		     "user mode never sees a switch: the counter is read");
-	cr_expect_eq(counted_counter_kind(&clock), KIND_READ);
+	cr_expect_eq(counted_counter_kind(&clock), KIND_CLOCK,
+		     "a clock's count is its time: only the count is read");
+	cr_expect_eq(counted_counter_kind(&cpu_clock), KIND_CLOCK);
+	cr_expect_eq(counted_counter_kind(&clock_user), KIND_READ,
+		     "a clock that excludes anything is read whole");
 	cr_expect_eq(counted_counter_kind(&hw), KIND_READ,
 		     "a hardware event with the same config number");
 }

@@ -74,6 +74,23 @@ ACC_INLINE void acc_delta(struct counter_value *prev,
 	*prev = *now;
 }
 
+/* acc_delta() for a clock whose count is its time (KIND_CLOCK), from its
+ * count alone: enabled and running change as the count does, and the
+ * count's rules hold for all three. */
+ACC_INLINE void acc_delta_clock(struct counter_value *prev, __u64 now,
+				struct counter_value *delta)
+{
+	int counter_back = 0;
+	__u64 counter = acc_change(prev->counter, now, &counter_back);
+
+	if (counter_back)
+		counter = now;
+	delta->counter = delta->enabled = delta->running = counter;
+	prev->counter = now;
+	prev->enabled += counter;
+	prev->running += counter;
+}
+
 /* Adds delta to a set's total that only this CPU writes. */
 ACC_INLINE void acc_add(struct counter_value *total,
 			const struct counter_value *delta)

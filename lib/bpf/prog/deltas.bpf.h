@@ -27,7 +27,17 @@ static __always_inline bool take_delta(__u32 e, __u32 cpu, __u32 switches,
 	struct bpf_perf_event_value read;
 	struct counter_value now;
 	__u8 kind = event_kind[e];
+	__u64 count;
 
+	if (kind == KIND_CLOCK) {
+		/* (Errors come back as small negative numbers, which no
+		 * count of ns reaches in centuries.) */
+		count = bpf_perf_event_read(&events, e * MAX_CPUS + cpu);
+		if ((__s64)count < 0 && (__s64)count >= -4095)
+			return false;
+		acc_delta_clock(prev, count, delta);
+		return true;
+	}
 	if (bpf_perf_event_read_value(&events, e * MAX_CPUS + cpu, &read,
 				      sizeof(read)))
 		return false;
@@ -62,16 +72,23 @@ __noinline __u32 take_deltas(__u32 switches, __u32 cgroup_switches,
 }
 
 /* Adds delta to what the slot's cgroup counted on this CPU. */
-__noinline int add_delta(__u32 slot, const struct slot_totals *delta)
+static __always_inline void add_slot_delta(__u32 slot,
+					   const struct slot_totals *delta)
 {
 	__u32 index = slot * nr_cpus + bpf_get_smp_processor_id();
 	struct slot_totals *total = bpf_map_lookup_elem(&totals, &index);
 	__u32 used = num_events;
 
 	if (!total || !delta)
-		return 0;
+		return;
 	for (__u32 e = 0; e < MAX_EVENTS && e < used; e++)
 		acc_add(&total->events[e], &delta->events[e]);
+}
+
+/* add_slot_delta(), a function of its own for the walk's callback. */
+__noinline int add_delta(__u32 slot, const struct slot_totals *delta)
+{
+	add_slot_delta(slot, delta);
 	return 0;
 }
 

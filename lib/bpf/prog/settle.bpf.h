@@ -16,19 +16,20 @@
 #include "bpf/prog/state.bpf.h"
 #include "bpf/prog/tasks.bpf.h"
 
-/* sets_continue() (prog/counted_set.h), a function of its own for the
- * verifier. */
-__noinline int same_set(const struct counted_set *a,
-			const struct counted_set *b)
-{
-	return a && b && sets_continue(a, b);
-}
-
-/* Both halves of a task's counted set. */
+/* Both halves of a task's counted set. (The task half is a call only
+ * where a link may count the task: a call and its return cost several ns
+ * on kernels that guard returns against speculation, and most tasks have
+ * no link.) */
 static __always_inline void resolve(__u64 task, struct counted_set *out)
 {
 	resolve_cgroups(task, out);
-	resolve_tasks(task, out);
+	if (may_have_link(task)) {
+		resolve_tasks(task, out);
+		return;
+	}
+	for (__u32 i = 0; i < TT_N; i++)
+		out->targets[i] = NO_TARGET;
+	out->ntargets = 0;
 }
 
 /* The CPU's switches so far (at a switch, the one being made is not
@@ -65,14 +66,18 @@ static __always_inline bool credit_all(const struct counted_set *set,
 		if (!set_walkable(set, cgrp->kn->id))
 			return false;
 	}
-	for (__u32 i = 0; i < TT_N; i++)
-		add_task_delta(set->targets[i], delta);
+	/* (Only the targets there are: each call costs.) */
+	for (__u32 i = 0; i < TT_N && set->ntargets; i++)
+		if (set->targets[i] != NO_TARGET)
+			add_task_delta(set->targets[i], delta);
 	if (cgrp) {
 		walk_cgroup(cgrp, delta, CACHED_LEAVES);
 		return true;
 	}
+	/* Inline: the commonest settle credits one or two slots, and a
+	 * call per slot cost more than its work. */
 	for (__u32 i = 0; i < CACHED_SLOTS && i < n; i++)
-		add_delta(set->slots[i], delta);
+		add_slot_delta(set->slots[i], delta);
 	return true;
 }
 
@@ -84,7 +89,7 @@ __noinline int credit_shared(const struct counted_set *a,
 {
 	if (!a || !c)
 		return 0;
-	for (__u32 i = 0; i < TT_N; i++)
+	for (__u32 i = 0; i < TT_N && a->ntargets; i++)
 		if (set_has_target(c, a->targets[i]))
 			add_task_delta(a->targets[i], delta);
 	for (__u32 i = 0; i < CACHED_SLOTS && i < a->nslots; i++)

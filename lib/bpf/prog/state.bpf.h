@@ -176,8 +176,9 @@ __u64 moves_settled = 0;
  * ancestors are not counted, and this array says so without a hash
  * lookup. */
 __u16 counted_ids[COUNTED_FILTER_SIZE] = {};
-/* The same for the links' tids and tgids (32-bit: the fork hook adds
- * to it atomically). */
+/* The same for the links: tids in its lower half, tgids in its upper
+ * (task_filter_index()). 32-bit: the fork hook adds
+ * to it atomically. */
 __u32 counted_tasks[TASK_FILTER_SIZE] = {};
 /* Children of an inherit target that found the links map full, and went
  * uncounted. */

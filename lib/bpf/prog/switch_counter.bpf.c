@@ -39,16 +39,13 @@
  * cgroup are of this kind; the rest take the full resolve. */
 static __always_inline int quick_same(const struct cpu_state *st, __u64 next)
 {
-	struct task_struct *t = as_task(next);
-
 	if (st->now.ntargets ||
 	    st->now.generation != *(volatile __u64 *)&generation ||
 	    bpf_jiffies64() != st->settled_jiffies)
 		return 0;
 	if (task_cgroup(next)->kn->id != st->now.leaf)
 		return 0;
-	return !counted_tasks[t->pid & (TASK_FILTER_SIZE - 1)] &&
-	       !counted_tasks[t->tgid & (TASK_FILTER_SIZE - 1)];
+	return !may_have_link(next);
 }
 
 /* The test knobs (see skip_tid): whether to act as a kernel that runs no
@@ -102,7 +99,7 @@ int on_switch(__u64 *ctx)
 	prev_leaf =
 		st->task == prev ? st->now.leaf : bpf_get_current_cgroup_id();
 	resolve(next, &incoming);
-	if (seen_all && same_set(&st->now, &incoming) &&
+	if (seen_all && sets_continue(&st->now, &incoming) &&
 	    bpf_jiffies64() == st->settled_jiffies) {
 		/* Nothing to read: the time goes on to the same cgroups. */
 		st->pending_switches++;

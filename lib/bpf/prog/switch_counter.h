@@ -51,6 +51,16 @@ static inline __u64 task_link_key(__u32 kind, __u32 id)
 	return (__u64)kind << 32 | id;
 }
 
+/* The entry of the links filter (counted_tasks) that counts the links of
+ * (kind, id): tids in its lower half, tgids in its upper, so that a
+ * counted process does not send every switch of its main thread (whose
+ * tid is its tgid) to look for a thread link too. */
+static inline __u32 task_filter_index(__u32 kind, __u32 id)
+{
+	return (id & (TASK_FILTER_SIZE / 2 - 1)) |
+	       (kind == LINK_TGID ? TASK_FILTER_SIZE / 2 : 0);
+}
+
 /* What a link key leads to, for the task that had that id when it was
  * counted: start_ticks is its start (the thread group leader's for
  * LINK_TGID) in clock ticks after boot, as /proc/PID/stat says, so that a
@@ -71,6 +81,13 @@ enum counter_kind {
 	KIND_READ = 0,		   /* the counter's delta */
 	KIND_CONTEXT_SWITCHES = 1, /* 1 per switch */
 	KIND_CGROUP_SWITCHES = 2,  /* 1 per switch to another cgroup */
+	/* A software clock (task-clock, cpu-clock): it counts the ns it is
+	 * enabled, and never multiplexes, so its times are its count's
+	 * change and only the count is read (bpf_perf_event_read_value
+	 * works the times out again, at a cost on every settle). A
+	 * program that does not know this kind reads it as KIND_READ, which
+	 * credits the same. */
+	KIND_CLOCK = 3,
 };
 
 /* One event's value, as bpf_perf_event_read_value() gives it. */

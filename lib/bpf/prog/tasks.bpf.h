@@ -24,10 +24,20 @@ static __always_inline struct task_link *link_of(__u32 kind, __u32 id,
 	__u64 key = task_link_key(kind, id);
 	struct task_link *link;
 
-	if (!counted_tasks[id & (TASK_FILTER_SIZE - 1)])
+	if (!counted_tasks[task_filter_index(kind, id)])
 		return NULL;
 	link = bpf_map_lookup_elem(&task_links, &key);
 	return link && link->start_ticks == start_ticks(starter) ? link : NULL;
+}
+
+/* Whether a link may count task: the filter holds its tid or its tgid.
+ * False means no link does. */
+static __always_inline bool may_have_link(__u64 task)
+{
+	struct task_struct *t = as_task(task);
+
+	return counted_tasks[task_filter_index(LINK_TID, t->pid)] ||
+	       counted_tasks[task_filter_index(LINK_TGID, t->tgid)];
 }
 
 /* The task targets counting task into out (its targets and ntargets). */
@@ -89,7 +99,7 @@ static __always_inline void inherit_link(__u32 kind, __u32 parent_id,
 	link.target[TARGET_INHERIT] = from->target[TARGET_INHERIT];
 	if (!bpf_map_update_elem(&task_links, &key, &link, BPF_NOEXIST))
 		__sync_fetch_and_add(
-			&counted_tasks[child_id & (TASK_FILTER_SIZE - 1)], 1);
+			&counted_tasks[task_filter_index(kind, child_id)], 1);
 	/* A link left by an exited task whose id the child reuses. */
 	else if (bpf_map_update_elem(&task_links, &key, &link, BPF_EXIST))
 		__sync_fetch_and_add(&children_lost, 1);
