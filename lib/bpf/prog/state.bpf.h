@@ -114,7 +114,6 @@ struct cpu_state {
 	__u64 task; /* the task that switched in last; 0: none seen yet */
 	__u64 task_switches; /* its switches out when it did */
 	struct counted_set now;
-	struct counted_set here; /* room to resolve the task found here */
 	/* The CPU's switches as of its last settle, the one made there
 	 * included; valid when switches_known. */
 	__u64 settled_switches;
@@ -130,6 +129,10 @@ struct cpu_state {
 	 * runs with interrupts on, and a move check may land inside it. */
 	__u32 busy;
 	__u32 recheck; /* a move check arrived during that run */
+	/* Room to resolve the task found here: last, as only a hidden
+	 * switch's settle uses it, so that what every switch reads lies in
+	 * the first cache lines. */
+	struct counted_set here;
 };
 
 struct {
