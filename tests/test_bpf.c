@@ -136,6 +136,16 @@ Test(bpf, agrees_with_classic_cgroup_events)
 			b[i][0].value, bound[i][0], c[i][0].value,
 			cg_bpf_clock_pct(c[i][0].value, c[i][1].value), what);
 		cg_expect_covers(c[i][0].value, own[i], what);
+		/* A clock's times are read from its count alone (KIND_CLOCK):
+		 * still the kernel's, as classic's times say. */
+		snprintf(what, sizeof(what), "%s task-clock enabled", names[i]);
+		cg_expect_twin_bound(
+			b[i][0].time_enabled, bound[i][0], c[i][0].time_enabled,
+			cg_bpf_clock_pct(c[i][0].value, c[i][1].value), what);
+		cr_expect_eq(b[i][0].time_running, b[i][0].time_enabled,
+			     "%s task-clock: running %llu, enabled %llu",
+			     names[i], (unsigned long long)b[i][0].time_running,
+			     (unsigned long long)b[i][0].time_enabled);
 		snprintf(what, sizeof(what), "%s context-switches", names[i]);
 		expect_close(b[i][1].value, bound[i][1], c[i][1].value, what);
 		cr_expect_geq(c[i][1].value, 40, "%s: too few switches",
