@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """shpmu-exporter on the PMU model (SHPMU_PMU_MODEL, a real clock): its
 scaled values and its enabled and running seconds against the model's
-truth. Run by test_exporter.py --pmu-model.
+truth, and no enabled or running seconds for a software event beside
+them (it is never multiplexed). Run by test_exporter.py --pmu-model.
 
 The model counts 1 + (config & 7) events per ns an event runs, so a
 window's count is rate x running exactly, and its scaled value
@@ -32,7 +33,8 @@ def samples(text, family):
 def run(exporter, check):
     env = dict(os.environ, SHPMU_PMU_MODEL=SPEC)
     proc = subprocess.Popen([exporter, "--web.listen-address=127.0.0.1:0",
-                             "--no-cgroups", "-e", ",".join(RATES)],
+                             "--no-cgroups", "-e",
+                             ",".join(RATES) + ",task-clock"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         port = None
@@ -60,6 +62,9 @@ def run(exporter, check):
         ncpus = os.cpu_count()
         check(len(events) == ncpus * len(RATES),
               f"a series per CPU and event: {sorted(events)}")
+        check(set(enabled) == set(events) and set(running) == set(events),
+              "enabled and running seconds for each hardware event, none "
+              f"for task-clock: {sorted(set(enabled) | set(running))}")
         for key, value in sorted(events.items()):
             rate = RATES[key[1]]
             # The seconds are printed to the ns: exact integers.

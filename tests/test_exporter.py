@@ -779,6 +779,28 @@ def check_bad_utf8(exp, mount, base_label):
         os.rmdir(bad)
 
 
+def check_remade(exp, mount, base_label):
+    """A cgroup removed and made again under the same name between two
+    scrapes is a new cgroup: its series starts again from 0, not the
+    first one's count carried on."""
+    label = base_label + "/remade"
+    os.mkdir(mount + label)
+    try:
+        clock = lambda: series(exp.scrape()[1], "shpmu_cgroup_clock_seconds_total",
+                               cgroup=label, event="task-clock")
+        check(clock() == [0.0], "a new cgroup's series starts at 0")
+        spent = burn(mount + label, 200)
+        first = clock()
+        check(len(first) == 1 and first[0] >= spent * 0.5,
+              f"it counts the work run in it: {first}, {spent:.6f} s run")
+        os.rmdir(mount + label)
+        os.mkdir(mount + label)
+        check(clock() == [0.0],
+              "removed and made again under its name: a new series from 0")
+    finally:
+        os.rmdir(mount + label)
+
+
 def check_too_long(mount, base_label):
     """Cgroups deeper than PATH_MAX: skipped, said and counted, never
     opened by a truncated path; those above them counted."""
@@ -843,8 +865,19 @@ def check_words(exp):
     helps = {l.split()[2]: l for l in text.splitlines()
              if l.startswith("# HELP ")}
     running = helps.get("shpmu_cgroup_time_running_seconds_total", "")
-    check("Time the event was counting on the PMU" in running and
-          "Time of that" not in running, f"time_running's HELP: {running}")
+    if has_core_pmu():
+        check("Time the event was counting on the PMU" in running and
+              "Time of that" not in running, f"time_running's HELP: {running}")
+    else:
+        # Software events alone: never multiplexed, no times to show.
+        check(not running and
+              "shpmu_cgroup_time_enabled_seconds_total" not in helps,
+              "no hardware event: no enabled or running family")
+    check(not series(text, "shpmu_cgroup_time_enabled_seconds_total",
+                     event="task-clock") and
+          not series(text, "shpmu_cpu_time_running_seconds_total",
+                     event="context-switches"),
+          "a software event has no enabled or running series")
     clock = helps.get("shpmu_cgroup_clock_seconds_total", "")
     check("root cgroup (label /)" in clock and "idle" in clock,
           f"the cgroup clock's HELP says the root holds idle time: {clock}")
@@ -938,6 +971,7 @@ def main():
         check_words(exp)
         check_budget(exp)
         check_bad_utf8(exp, mount, base_label)
+        check_remade(exp, mount, base_label)
         check_cap(bpffs, base_label)
         check_classic_unattributed()
         check_too_long(mount, base_label)

@@ -5,63 +5,63 @@
 
 #include "exporter.h"
 
-static void family(FILE *f, const char *name, const char *help)
+static void family(struct page *p, const char *name, const char *help)
 {
-	fprintf(f, "# HELP shpmu_%s %s\n# TYPE shpmu_%s gauge\n", name, help,
-		name);
+	page_printf(p, "# HELP shpmu_%s %s\n# TYPE shpmu_%s gauge\n", name,
+		    help, name);
 }
 
 /* Labels pmu and cpu ("task": the events that follow a task). */
-static void labels(FILE *f, const struct shpmu_pmu_budget *b)
+static void labels(struct page *p, const struct shpmu_pmu_budget *b)
 {
-	fputs("pmu=\"", f);
-	put_label_value(f, b->pmu);
+	page_puts(p, "pmu=\"");
+	page_label_value(p, b->pmu);
 	if (b->cpu < 0)
-		fputs("\",cpu=\"task\"", f);
+		page_puts(p, "\",cpu=\"task\"");
 	else
-		fprintf(f, "\",cpu=\"%d\"", b->cpu);
+		page_printf(p, "\",cpu=\"%d\"", b->cpu);
 }
 
-static void put_rows(FILE *f, const struct shpmu_pmu_budget *b, int n)
+static void put_rows(struct page *p, const struct shpmu_pmu_budget *b, int n)
 {
-	family(f, "pmu_counters",
+	family(p, "pmu_counters",
 	       "Counters of a core PMU on a CPU, general-purpose or fixed.");
 	for (int i = 0; i < n; i++) {
 		if (b[i].cpu < 0)
 			continue;
-		fputs("shpmu_pmu_counters{", f);
-		labels(f, &b[i]);
-		fprintf(f, ",kind=\"general\"} %u\n", b[i].general);
-		fputs("shpmu_pmu_counters{", f);
-		labels(f, &b[i]);
-		fprintf(f, ",kind=\"fixed\"} %u\n", b[i].fixed);
+		page_puts(p, "shpmu_pmu_counters{");
+		labels(p, &b[i]);
+		page_printf(p, ",kind=\"general\"} %u\n", b[i].general);
+		page_puts(p, "shpmu_pmu_counters{");
+		labels(p, &b[i]);
+		page_printf(p, ",kind=\"fixed\"} %u\n", b[i].fixed);
 	}
-	family(f, "pmu_counters_used",
+	family(p, "pmu_counters_used",
 	       "Counters the exporter's distinct kernel events need there.");
 	for (int i = 0; i < n; i++) {
-		fputs("shpmu_pmu_counters_used{", f);
-		labels(f, &b[i]);
-		fprintf(f, "} %u\n", b[i].used);
+		page_puts(p, "shpmu_pmu_counters_used{");
+		labels(p, &b[i]);
+		page_printf(p, "} %u\n", b[i].used);
 	}
-	family(f, "pmu_counters_wanted",
+	family(p, "pmu_counters_wanted",
 	       "Counters its handles would need with a kernel event each; "
 	       "wanted - used is what sharing saves.");
 	for (int i = 0; i < n; i++) {
-		fputs("shpmu_pmu_counters_wanted{", f);
-		labels(f, &b[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)b[i].wanted);
+		page_puts(p, "shpmu_pmu_counters_wanted{");
+		labels(p, &b[i]);
+		page_printf(p, "} %llu\n", (unsigned long long)b[i].wanted);
 	}
-	family(f, "pmu_multiplexing",
+	family(p, "pmu_multiplexing",
 	       "1 where the events need more counters than there are: "
 	       "their counts are scaled estimates.");
 	for (int i = 0; i < n; i++) {
-		fputs("shpmu_pmu_multiplexing{", f);
-		labels(f, &b[i]);
-		fprintf(f, "} %u\n", b[i].multiplexing);
+		page_puts(p, "shpmu_pmu_multiplexing{");
+		labels(p, &b[i]);
+		page_printf(p, "} %u\n", b[i].multiplexing);
 	}
 }
 
-void put_budget(FILE *f, struct exporter *x)
+void put_budget(struct page *p, struct exporter *x)
 {
 	int n = shpmu_pmu_budget(x->pmu, NULL, 0);
 	struct shpmu_pmu_budget *b;
@@ -74,6 +74,6 @@ void put_budget(FILE *f, struct exporter *x)
 		return;
 	n = shpmu_pmu_budget(x->pmu, b, (size_t)n);
 	if (n > 0)
-		put_rows(f, b, n);
+		put_rows(p, b, n);
 	free(b);
 }

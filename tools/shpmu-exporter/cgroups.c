@@ -11,9 +11,16 @@
  * is skipped, said and counted as left out, never opened by a truncated
  * path (which may name another cgroup).
  *
+ * A cgroup is known by its directory's inode number, which the listing
+ * of its parent gives (d_ino) without a syscall per cgroup; only a new
+ * one is asked the library for its id (shpmu_cgroup_id), which its
+ * handles count. On cgroup2 the two are the same number, kernfs's id of
+ * the directory, never given again on a 64-bit kernel: a cgroup removed
+ * and made again under the same name is a new one.
+ *
  * With --cgroup.kind the walk does not go below a container's or a
  * monitor's cgroup (what is there is the container's own), and a cgroup
- * is judged by its path before the syscall that gives its id: of every
+ * is judged by its path before the library is asked its id: of every
  * cgroup walked, only those of the kinds asked for cost more than a
  * parse.
  */
@@ -23,15 +30,16 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exporter.h"
 #include "../plural.h"
 
-static int by_id(const void *a, const void *b)
+static int by_ino(const void *a, const void *b)
 {
 	const struct cgroup *x = a, *y = b;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
 static bool wanted(const struct options *o, const char *label)
@@ -54,9 +62,14 @@ static void close_handles(struct exporter *x, int *hs, size_t n)
 static int join(char *dst, size_t size, const char *a, const char *sep,
 		const char *b)
 {
-	int n = snprintf(dst, size, "%s%s%s", a, sep, b);
+	size_t na = strlen(a), ns = strlen(sep), nb = strlen(b);
 
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	if (na + ns + nb >= size)
+		return -ENAMETOOLONG;
+	memcpy(dst, a, na);
+	memcpy(dst + na, sep, ns);
+	memcpy(dst + na + ns, b, nb + 1);
+	return 0;
 }
 
 /* The label the library gives id: its path under the mount. */
@@ -71,15 +84,16 @@ static char *label_of(struct exporter *x, uint64_t id, const char *walked)
 	return strdup(path[root] ? path + root : "/");
 }
 
-/* Opens every event on the cgroup with this id, named n; appended
- * unsorted. */
-static void add(struct exporter *x, uint64_t id, const char *walked,
-		const struct naming *n)
+/* Opens every event on the cgroup with this inode and id, named n;
+ * appended unsorted. */
+static void add(struct exporter *x, uint64_t ino, uint64_t id,
+		const char *walked, const struct naming *n)
 {
 	struct shpmu_target t = {.kind = SHPMU_TARGET_CGROUP,
 				 .cpu = SHPMU_ALL_CPUS,
 				 .cgroup_id = id};
-	struct cgroup c = {.id = id,
+	struct cgroup c = {.ino = ino,
+			   .id = id,
 			   .seen = true,
 			   .unnamed = n->unnamed,
 			   .generation = x->logs.generation};
@@ -98,6 +112,7 @@ static void add(struct exporter *x, uint64_t id, const char *walked,
 	c.labels = c.label ? naming_labels(c.label, n) : NULL;
 	if (!c.handles || !c.labels)
 		goto fail;
+	c.labels_len = strlen(c.labels);
 	for (size_t e = 0; e < x->nevents; e++) {
 		int h = shpmu_open_name(x->pmu, x->events[e].name, &t);
 		char why[EXPLAIN_MAX];
@@ -162,15 +177,17 @@ static const char *below_root(const struct walk *w, const char *label)
 	return strlen(label) >= w->root ? label + w->root : "";
 }
 
-/* Counts the cgroup at dir if it is wanted; whether the walk goes below
- * it. */
-static bool visit(struct walk *w, const char *dir, const char *label)
+/* Counts the cgroup at dir, its inode ino, if it is wanted; whether the
+ * walk goes below it. */
+static bool visit(struct walk *w, const char *dir, const char *label,
+		  uint64_t ino)
 {
 	struct exporter *x = w->x;
 	unsigned int kinds = x->opts->kinds;
-	struct cgroup key, *c;
+	struct cgroup key = {.ino = ino}, *c;
 	struct naming n;
 	bool below = true;
+	uint64_t id;
 
 	/* Without --cgroup.kind a path is parsed only when it is new. */
 	if (kinds) {
@@ -178,11 +195,11 @@ static bool visit(struct walk *w, const char *dir, const char *label)
 		below = n.w.kind != WORKLOAD_CONTAINER &&
 			n.w.kind != WORKLOAD_CONMON;
 	}
-	if (!wanted(x->opts, label) || (kinds && !naming_may_be(&n, kinds)) ||
-	    shpmu_cgroup_id(x->pmu, dir, &key.id))
+	if (!wanted(x->opts, label) || (kinds && !naming_may_be(&n, kinds)))
 		return below;
-	c = w->before ? bsearch(&key, x->cgroups, w->before, sizeof(key), by_id)
-		      : NULL;
+	c = w->before
+		    ? bsearch(&key, x->cgroups, w->before, sizeof(key), by_ino)
+		    : NULL;
 	if (c) {
 		c->seen = true;
 		w->counted++;
@@ -196,25 +213,26 @@ static bool visit(struct walk *w, const char *dir, const char *label)
 	}
 	if (w->counted >= x->opts->max_cgroups) {
 		x->left_out++;
-	} else {
+	} else if (!shpmu_cgroup_id(x->pmu, dir, &id)) {
 		size_t before = x->ncgroups;
 
 		if (!kinds) {
 			naming_parse(&n, below_root(w, label));
 			naming_find(x, &n);
 		}
-		add(x, key.id, label, &n);
+		add(x, ino, id, label, &n);
 		w->counted += x->ncgroups > before;
 	}
 	return below;
 }
 
-static void walk(struct walk *w, const char *dir, const char *label, int depth)
+static void walk(struct walk *w, const char *dir, const char *label,
+		 uint64_t ino, int depth)
 {
 	DIR *d;
 	struct dirent *de;
 
-	if (!visit(w, dir, label) || depth == 0 || !(d = opendir(dir)))
+	if (!visit(w, dir, label, ino) || depth == 0 || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d))) {
 		char sub[PATH_MAX], sublabel[PATH_MAX];
@@ -227,7 +245,7 @@ static void walk(struct walk *w, const char *dir, const char *label, int depth)
 			too_long(w, label, de->d_name);
 			continue;
 		}
-		walk(w, sub, sublabel, depth - 1);
+		walk(w, sub, sublabel, de->d_ino, depth - 1);
 	}
 	closedir(d);
 }
@@ -258,6 +276,7 @@ static void rename_unnamed(struct walk *w)
 			continue;
 		free(c->labels);
 		c->labels = labels;
+		c->labels_len = strlen(labels);
 		c->unnamed = n.unnamed;
 		c->generation = x->logs.generation;
 	}
@@ -269,6 +288,7 @@ void cgroups_refresh(struct exporter *x)
 	const char *root = x->opts->cgroup_root;
 	size_t kept = 0, skipped = x->too_long;
 	char dir[PATH_MAX], label[PATH_MAX];
+	struct stat st;
 
 	if (!x->opts->per_cgroup || !x->mount[0])
 		return;
@@ -294,7 +314,9 @@ void cgroups_refresh(struct exporter *x)
 		too_long(&w, "", label);
 		goto walked;
 	}
-	walk(&w, dir, label, x->opts->cgroup_depth);
+	/* (The root's inode from stat: no listing gives it.) */
+	if (!stat(dir, &st))
+		walk(&w, dir, label, st.st_ino, x->opts->cgroup_depth);
 walked:
 	/* Said when it changes, not at every scrape. */
 	if (x->too_long && x->too_long != skipped) {
@@ -321,7 +343,7 @@ walked:
 		x->cgroups[kept++] = *c;
 	}
 	x->ncgroups = kept;
-	qsort(x->cgroups, x->ncgroups, sizeof(*x->cgroups), by_id);
+	qsort(x->cgroups, x->ncgroups, sizeof(*x->cgroups), by_ino);
 	rename_unnamed(&w);
 }
 

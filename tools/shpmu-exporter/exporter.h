@@ -15,6 +15,7 @@
 #include <shpmu/shpmu.h>
 
 #include "kubelogs.h"
+#include "page.h"
 #include "workload.h"
 
 #define MAX_EVENTS   32
@@ -67,7 +68,10 @@ void options_free(struct options *o);
 struct event {
 	char name[64];
 	char *label; /* event="name", escaped: written as it is */
-	bool clock;  /* ns: exported in seconds */
+	char *tail;  /* ,event="name"} : a sample's after a target's labels */
+	size_t tail_len;
+	bool clock;	  /* ns: exported in seconds */
+	bool multiplexes; /* may be: neither software nor a tracepoint */
 };
 
 /* Why the exporter closed a client's connection
@@ -81,14 +85,26 @@ enum cut_reason {
 
 /* A counted cgroup: its handles, one per event. */
 struct cgroup {
-	uint64_t id;
+	uint64_t ino; /* its directory's inode: how the walk knows it */
+	uint64_t id;  /* the library's id, which the handles count */
 	char *label;  /* its path under the cgroup mount, "/" first */
 	char *labels; /* its label set (cgroup="label",...), escaped once */
+	size_t labels_len;
 	int *handles;
 	bool seen;	     /* found by the latest walk */
 	bool unnamed;	     /* names it may have are not known yet */
 	uint64_t generation; /* the kubelogs generation it was named at */
 };
+
+/* A scrape's readings, every handle's; kept for the next. */
+struct reading {
+	int *hs;
+	struct shpmu_count *counts;
+	bool *ok;
+	size_t n, cap;
+};
+
+void reading_fini(struct reading *r);
 
 struct exporter {
 	const struct options *opts;
@@ -110,6 +126,8 @@ struct exporter {
 	size_t too_long;	    /* of left_out, paths past PATH_MAX */
 	uint64_t cuts[CUT_REASONS]; /* HTTP's thread adds, atomically */
 	struct kubelogs logs;	    /* the kubelet's names */
+	struct reading reading;	    /* the latest scrape's */
+	struct pages pages;	    /* the buffer of the page sent last */
 };
 
 /* Opens the context and the per-CPU handles: 0 or -errno (logged). */
@@ -142,34 +160,30 @@ char *naming_labels(const char *label, const struct naming *n);
 
 enum format { TEXT_0_0_4, OPENMETRICS_1_0 };
 
-/* One scrape: refresh, one shpmu_read_many, the page in *out (malloc'd,
- * *len bytes). 0 or -errno. */
-int scrape(struct exporter *x, enum format f, char **out, size_t *len);
+/* One scrape: refresh, one shpmu_read_many, the page in *out (from
+ * x->pages: page_give_back() it once sent). 0 or -errno. */
+int scrape(struct exporter *x, enum format f, struct page **out);
 
-/* Writes s as a label value: backslash, double quote and newline
- * escaped as the text formats say, and each byte that is not part of
- * valid UTF-8 as the four characters \xNN (the formats want UTF-8). */
-void put_label_value(FILE *f, const char *s);
-
-/* name="value", value written as put_label_value() writes it, in a
+/* name="value", value written as page_label_value() writes it, in a
  * string of its own (malloc'd); NULL where there is no memory. */
 char *label_pair(const char *name, const char *value);
 
-/* ns as seconds, to the ns, and the line's end. */
-void put_seconds(FILE *f, uint64_t ns);
-
 /* A counter family's header, name without shpmu_ and _total; unit
  * ("seconds") or NULL. */
-void put_counter(FILE *f, enum format fmt, const char *name, const char *unit,
-		 const char *help);
+void put_counter(struct page *p, enum format fmt, const char *name,
+		 const char *unit, const char *help);
+
+/* The per-CPU and per-cgroup families of r (series.c). */
+void put_targets(struct page *p, struct exporter *x, enum format fmt,
+		 const struct reading *r);
 
 /* What the BPF backend could not attribute, per event and CPU, and the
  * switches it did not see (unattributed.c). */
-void put_unattributed(FILE *f, struct exporter *x, enum format fmt);
+void put_unattributed(struct page *p, struct exporter *x, enum format fmt);
 
 /* The core PMUs' counter budget as gauges (shpmu_pmu_counters, ...);
  * nothing where there is no core PMU. */
-void put_budget(FILE *f, struct exporter *x);
+void put_budget(struct page *p, struct exporter *x);
 
 /* Serves x on o->listen until SIGINT or SIGTERM: 0, or -1 (logged). */
 int serve(struct exporter *x);

@@ -27,30 +27,52 @@ static const char index_page[] =
 	"libshpmu.</p>\n"
 	"<p><a href=\"/metrics\">Metrics</a></p>\n</body></html>\n";
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code,
-			     const char *type, void *body, size_t len,
-			     enum MHD_ResponseMemoryMode mode)
+/* Queues r (NULL: no memory) with its type. */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned int code,
+			     const char *type, struct MHD_Response *r)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
 
-	if (!r) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(body);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	ret = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
+/* A body that lives as long as the program. */
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code,
+			     const char *type, const char *body, size_t len)
+{
+	return queue(conn, code, type,
+		     MHD_create_response_from_buffer(len, (void *)body,
+						     MHD_RESPMEM_PERSISTENT));
+}
+
 static enum MHD_Result text(struct MHD_Connection *conn, unsigned int code,
 			    const char *msg)
 {
-	return reply(conn, code, "text/plain; charset=utf-8", (void *)msg,
-		     strlen(msg), MHD_RESPMEM_PERSISTENT);
+	return reply(conn, code, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
+/* libmicrohttpd is done with a page: its buffer serves the next. */
+static void sent(void *page)
+{
+	page_give_back(page);
+}
+
+/* The page, sent from its own buffer (no copy). */
+static enum MHD_Result reply_page(struct MHD_Connection *conn, const char *type,
+				  struct page *p)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			p->len, p->buf, sent, p);
+
+	if (!r)
+		page_give_back(p);
+	return queue(conn, MHD_HTTP_OK, type, r);
 }
 
 static bool wants_openmetrics(struct MHD_Connection *conn)
@@ -113,9 +135,8 @@ static enum MHD_Result answer(struct exporter *x, struct MHD_Connection *conn,
 			      size_t upload_size)
 {
 	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	struct page *page;
 	enum format fmt;
-	size_t len;
-	char *page;
 	int err;
 
 	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
@@ -126,23 +147,21 @@ static enum MHD_Result answer(struct exporter *x, struct MHD_Connection *conn,
 		return MHD_NO;
 	if (where == &index_route)
 		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
-			     (void *)index_page, sizeof(index_page) - 1,
-			     MHD_RESPMEM_PERSISTENT);
+			     index_page, sizeof(index_page) - 1);
 	if (where != &metrics_route)
 		return text(conn, MHD_HTTP_NOT_FOUND, "see /metrics\n");
 	fmt = wants_openmetrics(conn) ? OPENMETRICS_1_0 : TEXT_0_0_4;
 	if (head)
 		return headers_only(conn, fmt == OPENMETRICS_1_0 ? OM_TYPE
 								 : TEXT_TYPE);
-	err = scrape(x, fmt, &page, &len);
+	err = scrape(x, fmt, &page);
 	if (err) {
 		say("scrape: %s", strerror(-err));
 		return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			    "scrape failed: see the exporter's log\n");
 	}
-	return reply(conn, MHD_HTTP_OK,
-		     fmt == OPENMETRICS_1_0 ? OM_TYPE : TEXT_TYPE, page, len,
-		     MHD_RESPMEM_MUST_FREE);
+	return reply_page(conn, fmt == OPENMETRICS_1_0 ? OM_TYPE : TEXT_TYPE,
+			  page);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,

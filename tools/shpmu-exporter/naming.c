@@ -75,40 +75,42 @@ void naming_find(struct exporter *x, struct naming *n)
 }
 
 /* ,name="value" where there is a value. */
-static void pair(FILE *f, const char *name, const char *value)
+static void pair(struct page *p, const char *name, const char *value)
 {
 	if (!value || !*value)
 		return;
-	fprintf(f, ",%s=\"", name);
-	put_label_value(f, value);
-	fputc('"', f);
+	page_printf(p, ",%s=\"", name);
+	page_label_value(p, value);
+	page_putc(p, '"');
 }
 
 char *naming_labels(const char *label, const struct naming *n)
 {
 	const struct workload *w = &n->w;
-	char *s = NULL;
-	size_t len;
-	FILE *f = open_memstream(&s, &len);
+	struct page p = {0};
 
-	if (!f)
-		return NULL;
-	fputs("cgroup=\"", f);
-	put_label_value(f, label);
-	fputc('"', f);
-	pair(f, "namespace", n->names.namespace);
-	pair(f, "pod", n->names.pod);
+	page_puts(&p, "cgroup=\"");
+	page_label_value(&p, label);
+	page_putc(&p, '"');
+	pair(&p, "namespace", n->names.namespace);
+	pair(&p, "pod", n->names.pod);
 	if (n->kind == KIND_CONTAINER)
-		pair(f, "container", n->names.container);
+		pair(&p, "container", n->names.container);
 	if (w->kind == WORKLOAD_CONTAINER)
-		pair(f, "container_id", w->container_id);
-	pair(f, "pod_uid", w->pod_uid);
-	pair(f, "qos_class", workload_qos_name(w->qos));
-	pair(f, "runtime", workload_runtime_name(w->runtime));
-	pair(f, "unit", w->unit);
-	if (fclose(f)) {
-		free(s);
-		return NULL;
-	}
-	return s;
+		pair(&p, "container_id", w->container_id);
+	pair(&p, "pod_uid", w->pod_uid);
+	pair(&p, "qos_class", workload_qos_name(w->qos));
+	pair(&p, "runtime", workload_runtime_name(w->runtime));
+	pair(&p, "unit", w->unit);
+	return page_text(&p);
+}
+
+char *label_pair(const char *name, const char *value)
+{
+	struct page p = {0};
+
+	page_printf(&p, "%s=\"", name);
+	page_label_value(&p, value);
+	page_putc(&p, '"');
+	return page_text(&p);
 }

@@ -75,6 +75,30 @@ static bool is_clock(const struct perf_event_attr *a)
 		a->config == PERF_COUNT_SW_CPU_CLOCK);
 }
 
+/* Whether an event of attr a may be multiplexed, counting less than the
+ * time it was enabled: a software event or a tracepoint takes no PMU
+ * counter and never is; any other type may be (a hardware, cache, raw
+ * or dynamic PMU's). */
+static bool can_multiplex(const struct perf_event_attr *a)
+{
+	return a->type != PERF_TYPE_SOFTWARE && a->type != PERF_TYPE_TRACEPOINT;
+}
+
+/* The pieces of its samples: event="name", and what follows a target's
+ * labels, ,event="name"} . */
+static int event_labels(struct event *e)
+{
+	struct page tail = {0};
+
+	e->label = label_pair("event", e->name);
+	if (!e->label)
+		return -ENOMEM;
+	page_printf(&tail, ",%s} ", e->label);
+	e->tail_len = tail.len;
+	e->tail = page_text(&tail);
+	return e->tail ? 0 : -ENOMEM;
+}
+
 /* Keeps the events that open here; the default set leaves out what the
  * machine lacks (hardware events without a PMU) with one line each. */
 static int pick_events(struct exporter *x)
@@ -88,6 +112,7 @@ static int pick_events(struct exporter *x)
 	for (size_t i = 0; names[i]; i++) {
 		struct perf_event_attr attr;
 		char why[EXPLAIN_MAX];
+		struct event *e;
 		int h, err;
 
 		/* One line per event left out, not the library's too. */
@@ -106,13 +131,12 @@ static int pick_events(struct exporter *x)
 				    : explain(x, -1, err, why, sizeof(why)));
 			continue;
 		}
-		snprintf(x->events[x->nevents].name, sizeof(x->events[0].name),
-			 "%s", names[i]);
-		x->events[x->nevents].label =
-			label_pair("event", x->events[x->nevents].name);
-		if (!x->events[x->nevents].label)
+		e = &x->events[x->nevents++];
+		snprintf(e->name, sizeof(e->name), "%s", names[i]);
+		e->clock = is_clock(&attr);
+		e->multiplexes = can_multiplex(&attr);
+		if (event_labels(e))
 			return -ENOMEM;
-		x->events[x->nevents++].clock = is_clock(&attr);
 	}
 	if (!x->nevents) {
 		say("none of the events can be counted here");
@@ -248,8 +272,12 @@ void exporter_fini(struct exporter *x)
 	kubelogs_fini(&x->logs);
 	free(x->cpu_handles);
 	free(x->cpus);
-	for (size_t e = 0; e < x->nevents; e++)
+	for (size_t e = 0; e < x->nevents; e++) {
 		free(x->events[e].label);
+		free(x->events[e].tail);
+	}
+	reading_fini(&x->reading);
+	pages_fini(&x->pages);
 	shpmu_free(x->pmu); /* closes the per-CPU handles */
 	pthread_mutex_destroy(&x->lock);
 }

@@ -79,24 +79,26 @@ static const char *const help_clock =
 	"counting the event.";
 
 /* One sample: column c of event e. */
-static void put_sample(FILE *f, struct exporter *x, const char *name, size_t e,
-		       size_t c, size_t ncols, const struct shpmu_count *count)
+static void put_sample(struct page *p, struct exporter *x, const char *name,
+		       size_t e, size_t c, size_t ncols,
+		       const struct shpmu_count *count)
 {
-	fprintf(f, "shpmu_%s_total{", name);
+	page_printf(p, "shpmu_%s_total{", name);
 	if (ncols > 1)
-		fprintf(f, "cpu=\"%d\",", x->cpus[c]);
-	fprintf(f, "%s} ", x->events[e].label);
+		page_printf(p, "cpu=\"%d\",", x->cpus[c]);
+	page_printf(p, "%s} ", x->events[e].label);
 	if (x->events[e].clock)
-		put_seconds(f, shpmu_scale(count));
+		page_seconds(p, shpmu_scale(count));
 	else
-		fprintf(f, "%llu\n", (unsigned long long)shpmu_scale(count));
+		page_u64(p, shpmu_scale(count));
+	page_putc(p, '\n');
 }
 
 /* The counts (!clock), or the clock events' seconds (clock), of every
  * event that has them; no family where none has. */
-static void put_family(FILE *f, struct exporter *x, enum format fmt, bool clock,
-		       size_t ncols, const struct shpmu_count *counts,
-		       const bool *ok)
+static void put_family(struct page *p, struct exporter *x, enum format fmt,
+		       bool clock, size_t ncols,
+		       const struct shpmu_count *counts, const bool *ok)
 {
 	const char *name =
 		clock ? "unattributed_clock_seconds" : "unattributed_events";
@@ -109,17 +111,17 @@ static void put_family(FILE *f, struct exporter *x, enum format fmt, bool clock,
 			if (!ok[e * ncols + c])
 				continue;
 			if (!header)
-				put_counter(f, fmt, name,
+				put_counter(p, fmt, name,
 					    clock ? "seconds" : NULL,
 					    clock ? help_clock : help_events);
 			header = true;
-			put_sample(f, x, name, e, c, ncols,
+			put_sample(p, x, name, e, c, ncols,
 				   &counts[e * ncols + c]);
 		}
 	}
 }
 
-void put_unattributed(FILE *f, struct exporter *x, enum format fmt)
+void put_unattributed(struct page *p, struct exporter *x, enum format fmt)
 {
 	size_t ncols = x->opts->per_cpu ? (size_t)x->ncpus : 1;
 	struct shpmu_count *counts =
@@ -131,21 +133,22 @@ void put_unattributed(FILE *f, struct exporter *x, enum format fmt)
 		for (size_t e = 0; e < x->nevents; e++)
 			read_event(x, e, ncols, counts + e * ncols,
 				   ok + e * ncols);
-		put_family(f, x, fmt, false, ncols, counts, ok);
-		put_family(f, x, fmt, true, ncols, counts, ok);
+		put_family(p, x, fmt, false, ncols, counts, ok);
+		put_family(p, x, fmt, true, ncols, counts, ok);
 	}
 	free(counts);
 	free(ok);
 	shpmu_get_stats(x->pmu, &st);
-	put_counter(f, fmt, "switches_unseen", NULL,
+	put_counter(p, fmt, "switches_unseen", NULL,
 		    "Context switches the kernel made without running the BPF "
 		    "backend's program, on every CPU, since it was loaded.");
-	fprintf(f, "shpmu_switches_unseen_total %llu\n",
-		(unsigned long long)st.switches_unseen);
-	put_counter(f, fmt, "unattributed_seconds", "seconds",
+	page_printf(p, "shpmu_switches_unseen_total %llu\n",
+		    (unsigned long long)st.switches_unseen);
+	put_counter(p, fmt, "unattributed_seconds", "seconds",
 		    "CPU time, summed over CPUs, whose counts the BPF backend "
 		    "could not attribute to any target, since its program was "
 		    "loaded.");
-	fputs("shpmu_unattributed_seconds_total ", f);
-	put_seconds(f, st.unattributed_ns);
+	page_puts(p, "shpmu_unattributed_seconds_total ");
+	page_seconds(p, st.unattributed_ns);
+	page_putc(p, '\n');
 }
