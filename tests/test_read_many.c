@@ -70,6 +70,55 @@ Test(read_many, one_read_per_kernel_fd_for_1024_handles_on_8_events)
 	shpmu__set_sys_ops(pmu, NULL);
 }
 
+/* More distinct events than a batch holds without its hash table (16),
+ * their handles interleaved: still one read per kernel fd, and each count
+ * what shpmu_read gives. */
+Test(read_many, many_distinct_events_interleaved)
+{
+	enum { EVENTS = 64, PER = 3, N = EVENTS * PER };
+	static const uint64_t configs[4] = {
+		PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK,
+		PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_PAGE_FAULTS};
+	struct shpmu_target self = {.kind = SHPMU_TARGET_TASK, .cpu = -1};
+	static int hs[N];
+	static struct shpmu_count many[N], one[N];
+	struct shpmu_sys_ops ops = shpmu_sys_kernel;
+	struct shpmu_stats st;
+
+	for (int i = 0; i < N; i++) {
+		/* Handle i on event (i * 7) % 64: every event's handles far
+		 * apart in the batch. */
+		int e = (i * 7) % EVENTS;
+		struct perf_event_attr a = sw_attr(configs[e % 4], false);
+
+		a.exclude_kernel = (e >> 2) & 1;
+		a.exclude_user = (e >> 3) & 1;
+		a.exclude_hv = (e >> 4) & 1;
+		a.exclude_idle = (e >> 5) & 1;
+		hs[i] = shpmu_open(pmu, &a, &self);
+		cr_assert_geq(hs[i], 0);
+	}
+	shpmu_get_stats(pmu, &st);
+	cr_assert_eq(st.kernel_events, EVENTS);
+	sleep_switches(5);
+	ops.read = counting_read;
+	shpmu__set_sys_ops(pmu, &ops);
+	calls.reads = 0;
+	cr_assert_eq(shpmu_read_many(pmu, hs, N, many), 0);
+	cr_expect_eq(calls.reads, EVENTS, "%d reads for %d events", calls.reads,
+		     EVENTS);
+	shpmu__set_sys_ops(pmu, NULL);
+	/* Frozen, batched and single reads see the same. */
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(shpmu_disable(pmu, hs[i]), 0);
+	cr_assert_eq(shpmu_read_many(pmu, hs, N, many), 0);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(shpmu_read(pmu, hs[i], &one[i]), 0);
+		cr_expect_eq(memcmp(&one[i], &many[i], sizeof(one[i])), 0,
+			     "handle %d: read_many differs from read", i);
+	}
+}
+
 Test(read_many, a_bad_handle_fails_the_batch_and_writes_nothing)
 {
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_TASK_CLOCK, false);

@@ -3,6 +3,7 @@
  * Batched reads: every kernel fd behind a batch of handles is read once,
  * and each reading serves all the handles on that event. 1024 handles on
  * 8 events spanning every CPU cost 8 read(2) calls per CPU, not 1024.
+ *
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,131 +17,166 @@
 #include "core/small.h"
 #include "core/window.h"
 
-/* The readings of one kernel event, made at most once per batch, found
- * by the event in O(1) per handle. */
+/* The reading of one kernel event, made at most once per batch. */
 struct reading {
-	struct hash_node node; /* hashed by the event's address */
+	struct hash_node node; /* hashed by the event's address, past FEW */
 	const struct kevent *ev;
 	uint64_t *vals; /* nfds * nvals once read: small ones in inline_vals */
 	uint64_t inline_vals[KVAL_COUNT + 1];
 };
 
+/* Most batches span a handful of events: their readings live here and
+ * are found by a scan of a few pointers. Past FEW, the rest come from
+ * the heap and every reading is found through a hash table. */
+#define FEW 16
+
 struct readings {
+	struct reading few[FEW];
+	struct reading *more; /* room for the rest: one per handle left */
+	size_t used, room;    /* readings made; room in more */
 	struct hashtab by_event;
-	struct reading *pool; /* room for one per handle of the batch */
-	size_t used;
+	bool hashed; /* past FEW: by_event holds every reading */
 };
-
-/* Most batches span a handful of events; the table starts small. */
-#define READINGS_FIRST_SIZE 32
-
-static int readings_init(struct readings *r, size_t handles)
-{
-	r->used = 0;
-	r->pool = malloc(handles * sizeof(*r->pool));
-	if (!r->pool)
-		return -ENOMEM;
-	if (hashtab_init(&r->by_event, READINGS_FIRST_SIZE)) {
-		free(r->pool);
-		return -ENOMEM;
-	}
-	return 0;
-}
 
 static void readings_fini(struct readings *r)
 {
-	for (size_t i = 0; i < r->used; i++)
-		small_free(r->pool[i].vals, r->pool[i].inline_vals);
-	hashtab_fini(&r->by_event);
-	free(r->pool);
+	for (size_t i = 0; i < r->used; i++) {
+		struct reading *rd = i < FEW ? &r->few[i] : &r->more[i - FEW];
+
+		small_free(rd->vals, rd->inline_vals);
+	}
+	if (r->hashed)
+		hashtab_fini(&r->by_event);
+	free(r->more);
 }
 
+/* Mixes the address's high bits into the low ones that pick a bucket:
+ * events allocated alike share their low bits. */
 static uint64_t event_hash(const struct kevent *ev)
 {
-	return ((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (uintptr_t)ev * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 32);
 }
 
-static struct reading *readings_slot(struct readings *r,
+static struct reading *readings_at(struct readings *r, size_t i)
+{
+	return i < FEW ? &r->few[i] : &r->more[i - FEW];
+}
+
+static struct reading *readings_find(const struct readings *r,
 				     const struct kevent *ev)
 {
-	uint64_t hash = event_hash(ev);
-	struct reading *rd;
+	uint64_t hash;
 
+	if (!r->hashed) {
+		for (size_t i = 0; i < r->used; i++)
+			if (r->few[i].ev == ev)
+				return (struct reading *)&r->few[i];
+		return NULL;
+	}
+	hash = event_hash(ev);
 	for (struct hash_node *n = hashtab_first(&r->by_event, hash); n;
 	     n = hash_next(n->next, hash)) {
-		rd = hash_entry(n, struct reading, node);
+		struct reading *rd = hash_entry(n, struct reading, node);
+
 		if (rd->ev == ev)
 			return rd;
 	}
-	rd = &r->pool[r->used++];
-	rd->ev = ev;
-	rd->vals = NULL;
-	(void)hashtab_insert(&r->by_event, &rd->node, hash);
-	return rd;
+	return NULL;
 }
 
-/* Reads every source of the event once for the whole batch (a backend
- * that needs it is brought up to now once for all its events: the batch
- * reads them all as of that moment). */
-static int read_event(struct shpmu *pmu, struct kevent_batch *batch,
-		      struct reading *rd)
+/* Past FEW readings: room for one per handle left in the batch, and
+ * every reading so far in the table. 0 or -ENOMEM. */
+static int readings_grow(struct readings *r, size_t handles_left)
 {
-	const struct kevent *ev = rd->ev;
+	if (!r->hashed) {
+		if (hashtab_init(&r->by_event, 2 * FEW))
+			return -ENOMEM;
+		r->hashed = true;
+		for (size_t i = 0; i < r->used; i++)
+			(void)hashtab_insert(&r->by_event, &r->few[i].node,
+					     event_hash(r->few[i].ev));
+	}
+	if (r->used - FEW < r->room)
+		return 0;
+	r->more = malloc(handles_left * sizeof(*r->more));
+	if (!r->more)
+		return -ENOMEM;
+	r->room = handles_left;
+	return 0;
+}
+
+/* ev's reading, made now if the batch has none yet. */
+static int readings_get(struct shpmu *pmu, struct kevent_batch *batch,
+			struct readings *r, const struct kevent *ev,
+			size_t handles_left, struct reading **out)
+{
+	struct reading *rd = readings_find(r, ev);
 	size_t n = kevent_nvals_total(ev);
-	uint64_t *vals;
 	int err;
 
-	if (rd->vals)
+	if (rd) {
+		*out = rd;
 		return 0;
-	vals = small_alloc(rd->inline_vals, sizeof(rd->inline_vals),
-			   n * sizeof(uint64_t));
-	if (!vals)
+	}
+	if (r->used >= FEW) {
+		err = readings_grow(r, handles_left);
+		if (err)
+			return err;
+	}
+	rd = readings_at(r, r->used);
+	rd->ev = ev;
+	rd->vals = small_alloc(rd->inline_vals, sizeof(rd->inline_vals),
+			       n * sizeof(uint64_t));
+	if (!rd->vals)
 		return -ENOMEM;
-	err = kevent_read_batched(pmu, batch, ev, vals);
+	/* (A backend that needs it is brought up to now once for all its
+	 * events: the batch reads them all as of that moment.) */
+	err = kevent_read_batched(pmu, batch, ev, rd->vals);
 	if (err) {
-		small_free(vals, rd->inline_vals);
+		small_free(rd->vals, rd->inline_vals);
 		return err;
 	}
-	rd->vals = vals;
+	r->used++;
+	if (r->hashed)
+		(void)hashtab_insert(&r->by_event, &rd->node, event_hash(ev));
+	*out = rd;
 	return 0;
 }
 
 /* Stripes held: syncs every enabled handle from its event's one reading,
- * in one pass. A bad handle or a failed read stops the batch; the handles
- * synced before it only moved their base forward, which no reader can
- * tell from not having synced, and out is not written. */
+ * in one pass (each handle is touched once: a second pass costs a cache
+ * miss a handle). A bad handle or a failed read stops the batch; the
+ * handles synced before it only moved their base forward, which no
+ * reader can tell from not having synced, and out is not written. */
 static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
-		       struct shpmu_count *sums)
+		       struct readings *r, struct shpmu_count *sums)
 {
 	struct kevent_batch batch = {.nflushed = 0};
 	struct reading *last = NULL;
-	struct readings r;
-	int err;
 
-	err = readings_init(&r, n);
-	if (err)
-		return err;
-	for (size_t k = 0; k < n && !err; k++) {
+	for (size_t k = 0; k < n; k++) {
 		struct handle *h = handle_find_locked(&pmu->handles, hs[k]);
+		int err;
 
 		if (!h) {
 			pr_err(pmu,
 			       "shpmu_read_many: hs[%zu] = %d is not an "
 			       "open handle",
 			       k, hs[k]);
-			err = -EBADF;
-			break;
+			return -EBADF;
 		}
-
 		/* A disabled handle does not move: its event need not be
 		 * read for it. Batches usually list an event's handles
 		 * together, so the last event is checked first. */
 		if (h->enabled) {
-			if (!last || last->ev != h->ev)
-				last = readings_slot(&r, h->ev);
-			err = read_event(pmu, &batch, last);
-			if (err)
-				break;
+			if (!last || last->ev != h->ev) {
+				err = readings_get(pmu, &batch, r, h->ev, n - k,
+						   &last);
+				if (err)
+					return err;
+			}
 			if (window_is_single(h)) {
 				window_apply_sum_one(h, last->vals, &sums[k]);
 				continue;
@@ -149,14 +185,14 @@ static int read_locked(struct shpmu *pmu, const int *hs, size_t n,
 		}
 		window_sum(h, -1, &sums[k]);
 	}
-	readings_fini(&r);
-	return err;
+	return 0;
 }
 
 static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 			     struct shpmu_count *out)
 {
 	struct shpmu_count *sums;
+	struct readings r;
 	uint64_t stripes = 0;
 	int err;
 
@@ -171,6 +207,10 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 		pr_err(pmu, "shpmu_read_many: no memory for %zu counts", n);
 		return shpmu_err(-ENOMEM);
 	}
+	/* (Only what readings_fini() looks at: few[] is written as used.) */
+	r.more = NULL;
+	r.used = r.room = 0;
+	r.hashed = false;
 	/* A big batch almost surely covers every stripe: take them all
 	 * rather than work out which. */
 	if (n >= HANDLE_STRIPES)
@@ -179,11 +219,14 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 		if (hs[k] >= 0)
 			stripes |= 1ull << handle_stripe(hs[k]);
 	handles_lock_stripes(&pmu->handles, stripes);
-	err = read_locked(pmu, hs, n, sums);
+	err = read_locked(pmu, hs, n, &r, sums);
 	handles_unlock_stripes(&pmu->handles, stripes);
+	readings_fini(&r);
 	if (!err)
 		memcpy(out, sums, n * sizeof(*out));
 	free(sums);
+	if (err == -ENOMEM)
+		pr_err(pmu, "shpmu_read_many: no memory for %zu readings", n);
 	return shpmu_err(err);
 }
 
