@@ -11,43 +11,39 @@
 #include <string.h>
 
 #include "core/api.h"
+#include "core/arena.h"
 #include "core/hashtab.h"
 #include "core/kevent.h"
 #include "core/log.h"
-#include "core/small.h"
 #include "core/window.h"
 
 /* The reading of one kernel event, made at most once per batch. */
 struct reading {
 	struct hash_node node; /* hashed by the event's address, past FEW */
 	const struct kevent *ev;
-	uint64_t *vals; /* nfds * nvals once read: small ones in inline_vals */
+	uint64_t *vals; /* nfds * nvals: small ones in inline_vals */
 	uint64_t inline_vals[KVAL_COUNT + 1];
 };
 
 /* Most batches span a handful of events: their readings live here and
- * are found by a scan of a few pointers. Past FEW, the rest come from
- * the heap and every reading is found through a hash table. */
+ * are found by a scan of a few pointers. Past FEW, the rest come from the
+ * batch's arena (as do values too big for a reading's own room), and
+ * every reading is found through a hash table. */
 #define FEW 16
 
 struct readings {
 	struct reading few[FEW];
-	struct reading *more; /* room for the rest: one per handle left */
-	size_t used, room;    /* readings made; room in more */
+	size_t used; /* of few[] */
+	struct arena arena;
 	struct hashtab by_event;
 	bool hashed; /* past FEW: by_event holds every reading */
 };
 
 static void readings_fini(struct readings *r)
 {
-	for (size_t i = 0; i < r->used; i++) {
-		struct reading *rd = i < FEW ? &r->few[i] : &r->more[i - FEW];
-
-		small_free(rd->vals, rd->inline_vals);
-	}
 	if (r->hashed)
 		hashtab_fini(&r->by_event);
-	free(r->more);
+	arena_free(&r->arena);
 }
 
 /* Mixes the address's high bits into the low ones that pick a bucket:
@@ -57,11 +53,6 @@ static uint64_t event_hash(const struct kevent *ev)
 	uint64_t h = (uintptr_t)ev * 0x9e3779b97f4a7c15ull;
 
 	return h ^ (h >> 32);
-}
-
-static struct reading *readings_at(struct readings *r, size_t i)
-{
-	return i < FEW ? &r->few[i] : &r->more[i - FEW];
 }
 
 static struct reading *readings_find(const struct readings *r,
@@ -86,25 +77,26 @@ static struct reading *readings_find(const struct readings *r,
 	return NULL;
 }
 
-/* Past FEW readings: room for one per handle left in the batch, and
- * every reading so far in the table. 0 or -ENOMEM. */
-static int readings_grow(struct readings *r, size_t handles_left)
+/* The room for a new reading: in few[], or past it from the arena, with
+ * every reading in the table (sized for one per handle left, so that it
+ * need not grow). NULL: -ENOMEM. */
+static struct reading *readings_new(struct readings *r, size_t handles_left)
 {
+	size_t buckets = 2 * FEW;
+
+	if (r->used < FEW)
+		return &r->few[r->used++];
 	if (!r->hashed) {
-		if (hashtab_init(&r->by_event, 2 * FEW))
-			return -ENOMEM;
+		while (buckets < handles_left + FEW && buckets < (1u << 20))
+			buckets *= 2;
+		if (hashtab_init(&r->by_event, buckets))
+			return NULL;
 		r->hashed = true;
-		for (size_t i = 0; i < r->used; i++)
+		for (size_t i = 0; i < FEW; i++)
 			(void)hashtab_insert(&r->by_event, &r->few[i].node,
 					     event_hash(r->few[i].ev));
 	}
-	if (r->used - FEW < r->room)
-		return 0;
-	r->more = malloc(handles_left * sizeof(*r->more));
-	if (!r->more)
-		return -ENOMEM;
-	r->room = handles_left;
-	return 0;
+	return arena_alloc(&r->arena, sizeof(struct reading));
 }
 
 /* ev's reading, made now if the batch has none yet. */
@@ -120,25 +112,22 @@ static int readings_get(struct shpmu *pmu, struct kevent_batch *batch,
 		*out = rd;
 		return 0;
 	}
-	if (r->used >= FEW) {
-		err = readings_grow(r, handles_left);
-		if (err)
-			return err;
-	}
-	rd = readings_at(r, r->used);
-	rd->ev = ev;
-	rd->vals = small_alloc(rd->inline_vals, sizeof(rd->inline_vals),
-			       n * sizeof(uint64_t));
-	if (!rd->vals)
+	rd = readings_new(r, handles_left);
+	if (!rd)
 		return -ENOMEM;
-	/* (A backend that needs it is brought up to now once for all its
-	 * events: the batch reads them all as of that moment.) */
-	err = kevent_read_batched(pmu, batch, ev, rd->vals);
-	if (err) {
-		small_free(rd->vals, rd->inline_vals);
+	rd->ev = ev;
+	rd->vals = n <= KVAL_COUNT + 1
+			   ? rd->inline_vals
+			   : arena_alloc(&r->arena, n * sizeof(uint64_t));
+	/* (A failed read ends the batch: a reading left half made is
+	 * never looked up.) */
+	err = rd->vals ? 0 : -ENOMEM;
+	/* A backend that needs it is brought up to now once for all its
+	 * events: the batch reads them all as of that moment. */
+	if (!err)
+		err = kevent_read_batched(pmu, batch, ev, rd->vals);
+	if (err)
 		return err;
-	}
-	r->used++;
 	if (r->hashed)
 		(void)hashtab_insert(&r->by_event, &rd->node, event_hash(ev));
 	*out = rd;
@@ -208,8 +197,8 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 		return shpmu_err(-ENOMEM);
 	}
 	/* (Only what readings_fini() looks at: few[] is written as used.) */
-	r.more = NULL;
-	r.used = r.room = 0;
+	r.used = 0;
+	r.arena.blocks = NULL;
 	r.hashed = false;
 	/* A big batch almost surely covers every stripe: take them all
 	 * rather than work out which. */
