@@ -7,7 +7,8 @@
  * Bump HOST_LAYOUT with any change to those structures, or to how they
  * are shared (3: users' liveness as byte locks on users/; 4: each CPU's
  * switch sequence in the events map, and its unattributed totals in its
- * view; 5: the links filter split into tids and tgids).
+ * view; 5: the links filter split into tids and tgids, and software clocks
+ * read by their count alone, KIND_CLOCK).
  */
 #ifndef SHPMU_HOST_LAYOUT_H
 #define SHPMU_HOST_LAYOUT_H

@@ -53,7 +53,7 @@ struct counted_set {
 	__u32 nslots;	  /* > CACHED_SLOTS: more than a set holds (walk) */
 	__u32 slots[CACHED_SLOTS];
 	__u32 targets[TT_N]; /* NO_TARGET: none */
-	__u32 ntargets;	     /* how many are not NO_TARGET */
+	__u32 ntargets;	     /* 0: every target NO_TARGET */
 };
 
 /* Switches the CPU made since its last settle that the program did not
