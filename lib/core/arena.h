@@ -15,34 +15,56 @@
 struct arena_block {
 	struct arena_block *next;
 	size_t used, cap; /* in uint64_t */
-	uint64_t room[];  /* (8-byte aligned: what the callers need) */
+	uint64_t room[];  /* aligned as a uint64_t, as the callers need */
 };
 
 struct arena {
-	struct arena_block *blocks; /* the newest first */
+	struct arena_block *blocks; /* the one being carved first */
 };
 
 /* The smallest block, in uint64_t: 64 KiB. */
 #define ARENA_BLOCK_WORDS 8192
 
-/* bytes of room aligned to 8, or NULL (-ENOMEM). */
+/* A block of cap words, or NULL. */
+static inline struct arena_block *arena_block_new(size_t cap)
+{
+	struct arena_block *b;
+
+	if (cap > (SIZE_MAX - sizeof(*b)) / sizeof(uint64_t))
+		return NULL;
+	b = malloc(sizeof(*b) + cap * sizeof(uint64_t));
+	if (b) {
+		b->used = 0;
+		b->cap = cap;
+	}
+	return b;
+}
+
+/* bytes of room aligned as a uint64_t, or NULL (-ENOMEM). A request
+ * bigger than a block gets one of its own, behind the block being
+ * carved, which goes on serving the small ones. */
 static inline void *arena_alloc(struct arena *a, size_t bytes)
 {
-	size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+	size_t words = bytes / sizeof(uint64_t) + !!(bytes % sizeof(uint64_t));
 	struct arena_block *b = a->blocks;
 
-	if (!b || b->cap - b->used < words) {
-		size_t cap =
-			words > ARENA_BLOCK_WORDS ? words : ARENA_BLOCK_WORDS;
-
-		if (cap > (SIZE_MAX - sizeof(*b)) / sizeof(uint64_t))
+	if (words > ARENA_BLOCK_WORDS) {
+		b = arena_block_new(words);
+		if (!b)
 			return NULL;
-		b = malloc(sizeof(*b) + cap * sizeof(uint64_t));
+		b->used = words;
+		b->next = a->blocks ? a->blocks->next : NULL;
+		if (a->blocks)
+			a->blocks->next = b;
+		else
+			a->blocks = b;
+		return b->room;
+	}
+	if (!b || b->cap - b->used < words) {
+		b = arena_block_new(ARENA_BLOCK_WORDS);
 		if (!b)
 			return NULL;
 		b->next = a->blocks;
-		b->used = 0;
-		b->cap = cap;
 		a->blocks = b;
 	}
 	b->used += words;

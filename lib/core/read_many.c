@@ -77,9 +77,13 @@ static struct reading *readings_find(const struct readings *r,
 	return NULL;
 }
 
+/* The table's first size, in buckets: room for as many events as the
+ * handles left may have, up to a size that costs little to clear (it
+ * doubles past that as it fills). */
+#define TABLE_FIRST_MAX 1024
+
 /* The room for a new reading: in few[], or past it from the arena, with
- * every reading in the table (sized for one per handle left, so that it
- * need not grow). NULL: -ENOMEM. */
+ * every reading in the table. NULL: -ENOMEM. */
 static struct reading *readings_new(struct readings *r, size_t handles_left)
 {
 	size_t buckets = 2 * FEW;
@@ -87,7 +91,8 @@ static struct reading *readings_new(struct readings *r, size_t handles_left)
 	if (r->used < FEW)
 		return &r->few[r->used++];
 	if (!r->hashed) {
-		while (buckets < handles_left + FEW && buckets < (1u << 20))
+		while (buckets < FEW + handles_left &&
+		       buckets < TABLE_FIRST_MAX)
 			buckets *= 2;
 		if (hashtab_init(&r->by_event, buckets))
 			return NULL;
@@ -113,19 +118,23 @@ static int readings_get(struct shpmu *pmu, struct kevent_batch *batch,
 		return 0;
 	}
 	rd = readings_new(r, handles_left);
-	if (!rd)
-		return -ENOMEM;
-	rd->ev = ev;
-	rd->vals = n <= KVAL_COUNT + 1
-			   ? rd->inline_vals
-			   : arena_alloc(&r->arena, n * sizeof(uint64_t));
+	if (rd) {
+		rd->ev = ev;
+		rd->vals =
+			n <= KVAL_COUNT + 1
+				? rd->inline_vals
+				: arena_alloc(&r->arena, n * sizeof(uint64_t));
+	}
 	/* (A failed read ends the batch: a reading left half made is
 	 * never looked up.) */
-	err = rd->vals ? 0 : -ENOMEM;
+	if (!rd || !rd->vals) {
+		pr_err(pmu, "shpmu_read_many: no memory for the readings of "
+			    "its events");
+		return -ENOMEM;
+	}
 	/* A backend that needs it is brought up to now once for all its
 	 * events: the batch reads them all as of that moment. */
-	if (!err)
-		err = kevent_read_batched(pmu, batch, ev, rd->vals);
+	err = kevent_read_batched(pmu, batch, ev, rd->vals);
 	if (err)
 		return err;
 	if (r->hashed)
@@ -214,8 +223,6 @@ static int read_many_checked(struct shpmu *pmu, const int *hs, size_t n,
 	if (!err)
 		memcpy(out, sums, n * sizeof(*out));
 	free(sums);
-	if (err == -ENOMEM)
-		pr_err(pmu, "shpmu_read_many: no memory for %zu readings", n);
 	return shpmu_err(err);
 }
 
