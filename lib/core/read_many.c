@@ -3,7 +3,6 @@
  * Batched reads: every kernel fd behind a batch of handles is read once,
  * and each reading serves all the handles on that event. 1024 handles on
  * 8 events spanning every CPU cost 8 read(2) calls per CPU, not 1024.
- *
  */
 #include <errno.h>
 #include <stdint.h>

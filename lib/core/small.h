@@ -3,7 +3,8 @@
  * The one small-buffer pattern of the library: room the caller owns (on
  * its stack, or in the object itself) serves the common small size, and
  * the heap serves the rare larger one. A reading of every CPU, a handle's
- * window state, a batch's readings and a sharing key all use it.
+ * window state and a sharing key use it. (A batched read's readings,
+ * thousands of them at once, come from an arena instead: arena.h.)
  */
 #ifndef SHPMU_SMALL_H
 #define SHPMU_SMALL_H
