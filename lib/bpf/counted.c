@@ -18,17 +18,10 @@
 
 uint8_t counted_counter_kind(const struct event_key *key)
 {
+	if (event_key_is_plain_clock(key))
+		return KIND_CLOCK;
 	if (key->type != PERF_TYPE_SOFTWARE)
 		return KIND_READ;
-	/* A clock counts time whatever it excludes (the exclude bits
-	 * filter its samples only); read plainly where any is set all the
-	 * same, as nothing is saved by reasoning about them. */
-	if ((key->config == PERF_COUNT_SW_TASK_CLOCK ||
-	     key->config == PERF_COUNT_SW_CPU_CLOCK) &&
-	    !(key->bits &
-	      (KEY_EXCLUDE_USER | KEY_EXCLUDE_KERNEL | KEY_EXCLUDE_HV |
-	       KEY_EXCLUDE_IDLE | KEY_EXCLUDE_HOST | KEY_EXCLUDE_GUEST)))
-		return KIND_CLOCK;
 	/* The kernel counts switches in kernel mode only. */
 	if (key->bits & KEY_EXCLUDE_KERNEL)
 		return KIND_READ;

@@ -227,3 +227,16 @@ bool share_key_equal(const struct share_key *a, const struct share_key *b)
 	return a->nevents == b->nevents &&
 	       memcmp(a, b, share_key_size(a->nevents)) == 0;
 }
+
+bool event_key_is_plain_clock(const struct event_key *e)
+{
+	/* A clock counts time whatever it excludes (the exclude bits filter
+	 * its samples only); one with any set is left to the kernel's
+	 * times, as nothing is saved by reasoning about them. */
+	return e->type == PERF_TYPE_SOFTWARE &&
+	       (e->config == PERF_COUNT_SW_TASK_CLOCK ||
+		e->config == PERF_COUNT_SW_CPU_CLOCK) &&
+	       !(e->bits &
+		 (KEY_EXCLUDE_USER | KEY_EXCLUDE_KERNEL | KEY_EXCLUDE_HV |
+		  KEY_EXCLUDE_IDLE | KEY_EXCLUDE_HOST | KEY_EXCLUDE_GUEST));
+}

@@ -119,4 +119,9 @@ _Static_assert(sizeof(struct share_key) % 8 == 0 &&
 	       "keys are hashed a 64-bit word at a time");
 bool share_key_equal(const struct share_key *a, const struct share_key *b);
 
+/* Whether e is a software task-clock or cpu-clock with no exclude bit: it
+ * counts exactly the ns it runs, so its count is its running time, and it
+ * never multiplexes, so that is its enabled time too. */
+bool event_key_is_plain_clock(const struct event_key *e);
+
 #endif

@@ -429,6 +429,22 @@ static int read_group(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 	return 0;
 }
 
+/*
+ * Whether ev's times are taken from its count: a cgroup's plain clock
+ * (event_key_is_plain_clock()). The kernel keeps a cgroup event's times
+ * by a clock per cgroup and CPU, and a kernel can set that clock's stamp
+ * back whenever a task with events of its own is scheduled in on the CPU
+ * (its context's start stamps every cgroup above the running task with the
+ * CPU context's last stamp): the cgroup's times then run ahead of the wall
+ * clock, by seconds a window, while its counts stay right. A clock's count
+ * is its running time, kept by the event itself.
+ */
+static bool times_from_count(const struct kevent *ev)
+{
+	return ev->key.target.kind == SHPMU_TARGET_CGROUP &&
+	       event_key_is_plain_clock(&ev->key.events[0]);
+}
+
 static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 		    uint64_t *vals)
 {
@@ -446,9 +462,11 @@ static int read_one(struct shpmu *pmu, const struct kevent *ev, uint32_t i,
 		       ev->cpus[i], n, plural((uint64_t)n, "s"));
 		return -EIO;
 	}
+	vals[KVAL_COUNT] = buf[0];
+	if (times_from_count(ev))
+		buf[1] = buf[2] = buf[0];
 	vals[KVAL_ENABLED] = buf[1];
 	vals[KVAL_RUNNING] = buf[2];
-	vals[KVAL_COUNT] = buf[0];
 	return 0;
 }
 
