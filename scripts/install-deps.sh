@@ -3,13 +3,16 @@
 set -eu
 # podman (with crun), runc (where crun refuses a hybrid cgroup host),
 # mmdebstrap and python3-yaml: the container stage and the manifests'
-# test (tests/container/run.sh, tests/test_manifests.py).
+# test (tests/container/run.sh, tests/test_manifests.py). collectd-core
+# (the daemon and its plugins, no service started) and collectd-dev: the
+# collectd plugin and its stage.
 packages="gcc meson ninja-build pkg-config binutils libcriterion-dev libmount-dev libpfm4-dev linux-perf python3 libpapi-dev valgrind clang
 libclang-rt-14-dev libbpf-dev bpftool clang-format libmicrohttpd-dev prometheus
 golang-go
 debhelper dpkg-dev build-essential fakeroot lintian scdoc mandoc man-db
 systemd libcap2-bin util-linux curl
-podman runc mmdebstrap python3-yaml"
+podman runc mmdebstrap python3-yaml
+collectd-core collectd-dev"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -8,8 +8,9 @@
 # linted, installed, used and purged, the exporter's container image built
 # from them without a registry and run as the Kubernetes DaemonSet runs it
 # (skipped, saying why, where podman cannot run a container), and the Go
-# binding against that installed library under the race detector. Each
-# stage prints its duration.
+# binding against that installed library under the race detector, and the
+# collectd plugin in a real collectd under a minute of cgroup churn with
+# AddressSanitizer. Each stage prints its duration.
 #
 # The flake hunter runs one suite many times instead:
 #   scripts/test.sh --repeat N [--suite NAME] [--asan] [--beside SUITE]
@@ -157,6 +158,16 @@ run_valgrind() {
 		failed_assertions build/meson-logs/testlog-valgrind.txt
 }
 run_bench() { meson test -C build --benchmark --print-errorlogs; }
+# A minute of cgroups made and removed each second under collectd's four
+# read threads, the plugin and library built with ASan (build-asan).
+run_collectd_stress() {
+	if [ ! -e build-asan/plugins/collectd/shpmu.so ]; then
+		echo "collectd: skipped: no plugin built (collectd-dev missing)"
+		return 0
+	fi
+	SHPMU_ASAN=1 python3 tests/test_collectd.py \
+		build-asan/plugins/collectd/shpmu.so build-asan --stress 60
+}
 
 all_start=$(date +%s)
 stage "plain build and tests" run_plain
@@ -175,6 +186,8 @@ stage "the exporter's image without a registry, run as the DaemonSet" \
 	tests/container/run.sh build-debs
 stage "the Go binding against the installed library (go test -race)" \
 	bindings/go/test.sh
+stage "the collectd plugin under stress in collectd, built with ASan" \
+	run_collectd_stress
 echo "== durations"
 printf '%s' "$durations"
 printf '%6d s  all\n' "$(($(date +%s) - all_start))"

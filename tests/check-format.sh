@@ -9,7 +9,7 @@ if ! command -v "$CLANG_FORMAT" >/dev/null; then
 	echo "SKIP: no clang-format (scripts/install-deps.sh installs it)"
 	exit 77
 fi
-files=$(find include lib tests bench examples tools bindings -name '*.[ch]' | sort)
+files=$(find include lib tests bench examples tools bindings plugins -name '*.[ch]' | sort)
 status=0
 for f in $files; do
 	"$CLANG_FORMAT" --dry-run --Werror "$f" 2>/dev/null || {

@@ -12,7 +12,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 keep=${1:-}
-pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter"
+pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter collectd-shpmu"
 user=shpmu-exporter
 port=9817
 
@@ -101,9 +101,36 @@ out=$(/usr/bin/shpmu-stat -e task-clock -- true 2>&1) ||
 echo "$out" | grep -q 'task-clock' || fail "shpmu-stat printed: $out"
 ok
 
+# The installed plugin in collectd, from collectd's own plugin directory:
+# -T runs init and one read of each plugin, then exits.
+mkdir "$work/collectd"
+cat >"$work/collectd/collectd.conf" <<EOF
+Hostname "test"
+FQDNLookup false
+BaseDir "$work/collectd"
+PIDFile "$work/collectd/pid"
+TypesDB "/usr/share/collectd/types.db"
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$work/collectd/csv"
+</Plugin>
+LoadPlugin shpmu
+<Plugin shpmu>
+  <Instance "node">
+    Events "task-clock"
+    CPUs "all"
+  </Instance>
+</Plugin>
+EOF
+env -u LD_LIBRARY_PATH /usr/sbin/collectd -T -C "$work/collectd/collectd.conf" \
+	>"$work/collectd/log" 2>&1 || fail "collectd -T with the plugin"
+ls "$work"/collectd/csv/test/shpmu-node/derive-task-clock-* >/dev/null 2>&1 ||
+	fail "collectd wrote no value of the installed plugin: $(cat "$work/collectd/log")"
+ok
+
 # The man pages, once the tree has them.
 if [ -d man ]; then
-	for page in shpmu-stat shpmu-host shpmu-exporter libshpmu; do
+	for page in shpmu-stat shpmu-host shpmu-exporter libshpmu collectd-shpmu; do
 		man -w "$page" >/dev/null 2>&1 || fail "man -w $page"
 	done
 	ok

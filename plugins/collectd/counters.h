@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * An instance's counters: one libshpmu handle per (event, target) on the
+ * plugin's one context, so instances asking for the same thing share its
+ * kernel event. Targets that come and go (a cgroup removed and made again,
+ * a process by name) are closed when gone and opened again when back.
+ * Nothing here calls collectd: readings go to a callback.
+ */
+#ifndef SHPMU_COLLECTD_COUNTERS_H
+#define SHPMU_COLLECTD_COUNTERS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <shpmu/shpmu.h>
+
+#include "settings.h"
+
+struct series {
+	const char *event;	   /* the instance settings' */
+	const struct where *where; /* the instance settings' */
+	char type_instance[NAME_ROOM];
+	int h;		    /* -1: not open (its target is gone) */
+	uint64_t cgroup_id; /* CGROUP: the id opened, to see it replaced */
+	pid_t pid;	    /* PROCESS_NAME: the process opened */
+	bool told_gone;	    /* said once until it is back */
+};
+
+struct counters {
+	/* One read callback per instance at a time, but collectd's read
+	 * threads may run two instances' at once: the lock keeps a
+	 * reading and the shutdown apart. */
+	pthread_mutex_t lock;
+	const struct instance_settings *settings;
+	struct shpmu *pmu;
+	struct series *series;
+	size_t nseries;
+};
+
+/* What a read passes on: a series and its value (scaled where the event
+ * was multiplexed). */
+typedef void (*reading_cb)(const struct counters *c, const struct series *s,
+			   uint64_t value, void *arg);
+/* Where counters say what happened (collectd's log, in the plugin). */
+typedef void (*say_cb)(int level, const char *msg, void *arg);
+
+/*
+ * Opens every series of an instance. An unknown event, a bad target or a
+ * failed open is a config error: returns -1 after saying it (the option
+ * and the instance named), with nothing left open. A cgroup or process
+ * that does not exist yet is not an error: it is counted once it does.
+ */
+int counters_open(struct counters *c, struct shpmu *pmu,
+		  const struct instance_settings *in, say_cb say, void *arg);
+/* Reads every series, reopening those whose target came back; a series
+ * whose read fails is said and skipped, never passed on as 0. */
+void counters_read(struct counters *c, reading_cb cb, say_cb say, void *arg);
+void counters_close(struct counters *c);
+
+#endif
