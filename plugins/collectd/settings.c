@@ -88,7 +88,7 @@ int cpu_list_parse(const char *text, int **cpus)
 	const char *p = text;
 	int *out = NULL, n = 0;
 
-	do {
+	for (;;) {
 		int lo, hi;
 
 		if (parse_cpu(p, &p, &lo))
@@ -115,7 +115,10 @@ int cpu_list_parse(const char *text, int **cpus)
 			out = grown;
 			out[n++] = c;
 		}
-	} while (*p == ',' && *++p);
+		if (*p != ',')
+			break;
+		p++; /* a list may not end in ',': the next must parse */
+	}
 	if (*p || n == 0)
 		goto bad;
 	*cpus = out;
