@@ -3,6 +3,7 @@
 """The collectd plugin inside Debian's real collectd.
 
 usage: test_collectd.py PLUGIN LIBDIR [--stress SECONDS]
+       test_collectd.py PLUGIN LIBDIR --host SHPMU_HOST SHPMU_EXPORTER
 
 collectd runs in the foreground (-f) with a private config, writing what
 it was dispatched with its csv plugin into a temporary directory; nothing
@@ -16,6 +17,10 @@ the libshpmu it was built against is.
   gauges: one kernel event per distinct request.
 - Bad configs: each refused by a log line naming the option; collectd
   goes on with its other plugin (load).
+- With --host: in a mount namespace of its own with a BPF filesystem,
+  collectd in host scope and shpmu-exporter in the same domain count
+  task-clock on one cgroup: shpmu-host shows both as the domain's users,
+  and the one kernel event with refs from both.
 - With --stress: ReadThreads 4, 2 s intervals, cgroups made and removed
   every second; the daemon's fds the same after as before, and no value
   going down but where a cgroup came back.
@@ -23,6 +28,7 @@ the libshpmu it was built against is.
 SHPMU_ASAN=1 (a plugin built with AddressSanitizer): collectd runs with
 its runtime preloaded, and its stderr must hold no sanitizer report.
 """
+import ctypes
 import glob
 import os
 import shutil
@@ -406,10 +412,80 @@ def check_stress(mount, seconds):
         os.rmdir(base)
 
 
+def private_bpffs():
+    """A mount namespace of our own with a BPF filesystem in it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x00020000):  # CLONE_NEWNS
+        skip("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
+    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+    bpffs = tempfile.mkdtemp(prefix="shpmu-collectd-bpffs-")
+    subprocess.run(["mount", "-t", "bpf", "bpf", bpffs], check=True)
+    return bpffs
+
+
+def check_host_scope(mount, shpmu_host, exporter):
+    bpffs = os.path.join(private_bpffs(), "shpmu")
+    cgroup = os.path.join(mount, f"shpmu-collectd-host-{os.getpid()}")
+    relative = "/" + os.path.relpath(cgroup, mount)
+    os.mkdir(cgroup)
+    blocks = f'''  Scope "host"
+  BPFFS "{bpffs}"
+  Domain "collectd"
+  <Instance "web">
+    Events "task-clock"
+    Cgroup "{relative}"
+  </Instance>'''
+    exp = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="shpmu-collectd-") as work:
+            cd = Collectd(work, blocks)
+            check(cd.wait_said("Initialization complete"),
+                  "host scope: collectd started")
+            time.sleep(1.5)
+            exp = subprocess.Popen(
+                [exporter, "--scope=host", f"--bpffs={bpffs}",
+                 "--domain=collectd", "--events=task-clock",
+                 f"--cgroup.match={relative}",
+                 "--web.listen-address=127.0.0.1:0"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=dict(os.environ, LD_LIBRARY_PATH=LIBDIR))
+            time.sleep(3)
+            show = subprocess.run(
+                [shpmu_host, "--bpffs", bpffs, "show", "collectd"],
+                capture_output=True, text=True,
+                env=dict(os.environ, LD_LIBRARY_PATH=LIBDIR)).stdout
+            print(show, end="")
+            users = [line for line in show.splitlines()
+                     if line.strip().startswith("user ")]
+            check(any("(collectd)" in u and u.endswith("alive")
+                      for u in users) and
+                  any("(shpmu-exporter)" in u and u.endswith("alive")
+                      for u in users),
+                  "host scope: collectd and shpmu-exporter are the "
+                  "domain's users")
+            clocks = [line for line in show.splitlines()
+                      if line.strip().startswith("event ") and
+                      "task-clock" in line]
+            check(len(clocks) == 1, "host scope: one task-clock event "
+                  "in the domain")
+            refs = int(clocks[0].split(",")[1].split()[0]) if clocks else 0
+            check(refs >= 2, f"host scope: its {refs} refs are from both")
+            check(cd.last("web", "derive", "task-clock") is not None,
+                  "host scope: collectd dispatched task-clock")
+            check(cd.stop() == 0, "host scope: collectd stopped cleanly")
+    finally:
+        if exp:
+            exp.terminate()
+            exp.wait()
+        os.rmdir(cgroup)
+
+
 def main():
     global PLUGIN, LIBDIR, PRELOAD
     args = sys.argv[1:]
-    if len(args) not in (2, 4) or (len(args) == 4 and args[2] != "--stress"):
+    if len(args) < 2 or args[2:3] not in ([], ["--stress"], ["--host"]) or \
+            len(args) != {None: 2, "--stress": 4, "--host": 5}[
+                (args[2:3] or [None])[0]]:
         sys.exit(__doc__)
     PLUGIN, LIBDIR = os.path.abspath(args[0]), os.path.abspath(args[1])
     if not os.path.exists(COLLECTD):
@@ -426,8 +502,10 @@ def main():
         PRELOAD = subprocess.run(["gcc", "-print-file-name=libasan.so"],
                                  capture_output=True, text=True,
                                  check=True).stdout.strip()
-    if len(args) == 4:
+    if args[2:3] == ["--stress"]:
         check_stress(mount, int(args[3]))
+    elif args[2:3] == ["--host"]:
+        check_host_scope(mount, args[3], args[4])
     else:
         cgroup = os.path.join(mount, f"shpmu-collectd-{os.getpid()}")
         os.mkdir(cgroup)
