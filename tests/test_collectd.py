@@ -28,7 +28,6 @@ the libshpmu it was built against is.
 SHPMU_ASAN=1 (a plugin built with AddressSanitizer): collectd runs with
 its runtime preloaded, and its stderr must hold no sanitizer report.
 """
-import ctypes
 import glob
 import os
 import shutil
@@ -37,11 +36,12 @@ import sys
 import tempfile
 import time
 
+from script_checks import check, skip, failures, cgroup2_mount, \
+    private_mounts
 from cgroup_twin import (CgroupTwin, PERF_COUNT_SW_TASK_CLOCK,
                          PERF_COUNT_SW_CONTEXT_SWITCHES,
                          PERF_COUNT_SW_PAGE_FAULTS)
 
-failures = []
 COLLECTD = "/usr/sbin/collectd"
 PLUGIN = LIBDIR = ""  # main() sets them
 PRELOAD = None  # the ASan runtime, for a plugin built with it
@@ -49,27 +49,6 @@ STOCK = "/usr/lib/collectd"
 EVENTS = {"task-clock": PERF_COUNT_SW_TASK_CLOCK,
           "context-switches": PERF_COUNT_SW_CONTEXT_SWITCHES,
           "page-faults": PERF_COUNT_SW_PAGE_FAULTS}
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split() for line in f]
-    found = [m[4] for m in mounts if m[m.index("-") + 1] == "cgroup2"]
-    for want in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-        if want in found:
-            return want
-    return found[0] if found else None
 
 
 class Collectd:
@@ -412,19 +391,8 @@ def check_stress(mount, seconds):
         os.rmdir(base)
 
 
-def private_bpffs():
-    """A mount namespace of our own with a BPF filesystem in it."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(0x00020000):  # CLONE_NEWNS
-        skip("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
-    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-    bpffs = tempfile.mkdtemp(prefix="shpmu-collectd-bpffs-")
-    subprocess.run(["mount", "-t", "bpf", "bpf", bpffs], check=True)
-    return bpffs
-
-
 def check_host_scope(mount, shpmu_host, exporter):
-    bpffs = os.path.join(private_bpffs(), "shpmu")
+    bpffs = os.path.join(private_mounts("shpmu-collectd-bpffs-"), "shpmu")
     cgroup = os.path.join(mount, f"shpmu-collectd-host-{os.getpid()}")
     relative = "/" + os.path.relpath(cgroup, mount)
     os.mkdir(cgroup)

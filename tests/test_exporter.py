@@ -36,47 +36,15 @@ import time
 import urllib.parse
 import urllib.request
 
+from script_checks import (check, skip, failures,  # noqa: E402,F401
+                           cgroup2_mount, private_mounts)
+
 EXPORTER, BURN = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
-
-
 for tool in ("prometheus", "promtool"):
     if not shutil.which(tool):
         skip(f"no {tool} (Debian: prometheus)")
 if os.geteuid() != 0:
     skip("needs root: cgroups, CPU-wide events, a BPF filesystem")
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split() for line in f]
-    found = [m[4] for m in mounts if m[m.index("-") + 1] == "cgroup2"]
-    for want in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-        if want in found:
-            return want
-    return found[0] if found else None
-
-
-def private_mounts():
-    """A mount namespace of our own: the BPF filesystem goes with us."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(0x00020000):  # CLONE_NEWNS
-        skip("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
-    subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-    bpffs = tempfile.mkdtemp(prefix="shpmu-exporter-bpffs-")
-    subprocess.run(["mount", "-t", "bpf", "bpf", bpffs], check=True)
-    return bpffs
 
 
 def free_port():
@@ -919,7 +887,7 @@ def main():
     # cgroup2, which the twin's cgroup events need, meanwhile.
     lock = open("/tmp/shpmu-tests-perf_event.lock", "a")
     fcntl.flock(lock, fcntl.LOCK_SH)
-    bpffs = private_mounts()
+    bpffs = private_mounts("shpmu-exporter-bpffs-")
     base_label = f"/shpmu-exporter-test-{os.getpid()}"
     odd_label = base_label + '/we"ird\\ näme'
     made = [base_label, odd_label]

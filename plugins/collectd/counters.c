@@ -216,6 +216,9 @@ static int open_series(struct counters *c, struct series *s, int level,
 	if (!err)
 		err = shpmu_open_name(c->pmu, s->event, &t);
 	if (err < 0) {
+		/* Said once, not each interval, until an open works */
+		if (s->told_failed)
+			return err;
 		if (shpmu_explain(c->pmu, -1, err, why, sizeof(why)))
 			snprintf(why, sizeof(why), "%s", strerror(-err));
 		SAY(say, arg, level,
@@ -223,6 +226,7 @@ static int open_series(struct counters *c, struct series *s, int level,
 		    "%s: %s",
 		    c->settings->name, s->event,
 		    where_text(s->where, where, sizeof(where)), why);
+		s->told_failed = true;
 		return err;
 	}
 	s->h = err;
@@ -232,7 +236,7 @@ static int open_series(struct counters *c, struct series *s, int level,
 		    "from 0",
 		    c->settings->name,
 		    where_text(s->where, where, sizeof(where)), s->event);
-	s->told_gone = false;
+	s->told_gone = s->told_failed = false;
 	return 0;
 }
 

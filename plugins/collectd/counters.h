@@ -24,6 +24,7 @@ struct series {
 	uint64_t cgroup_id; /* CGROUP: the id opened, to see it replaced */
 	pid_t pid;	    /* PROCESS_NAME: the process opened */
 	bool told_gone;	    /* said once until it is back */
+	bool told_failed;   /* an open failed: said once until one works */
 };
 
 struct counters {
