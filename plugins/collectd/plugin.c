@@ -31,11 +31,22 @@ static void say(int level, const char *msg, void *arg)
 	plugin_log(level, "%s", msg);
 }
 
-/* libshpmu's own log lines, at their level, marked as ours. */
+/* libshpmu's own log lines, marked as ours, at collectd's (syslog's)
+ * level for theirs: libshpmu counts its levels from 0 for an error, where
+ * syslog's 0 is an emergency. */
 static void library_log(int level, const char *msg, void *arg)
 {
+	static const int syslog_level[] = {
+		[SHPMU_LOG_ERROR] = LOG_ERR,
+		[SHPMU_LOG_WARN] = LOG_WARNING,
+		[SHPMU_LOG_INFO] = LOG_INFO,
+		[SHPMU_LOG_DEBUG] = LOG_DEBUG,
+	};
+
 	(void)arg;
-	plugin_log(level, "shpmu: libshpmu: %s", msg);
+	plugin_log(level >= 0 && level <= SHPMU_LOG_DEBUG ? syslog_level[level]
+							  : LOG_DEBUG,
+		   "shpmu: libshpmu: %s", msg);
 }
 
 static int config(oconfig_item_t *block)
