@@ -281,15 +281,28 @@ fail:
 	return -1;
 }
 
+/* A target as it is now, looked up once a read for all its events'
+ * series: a cgroup's id, or the error of its lookup (it is gone). */
+struct target_now {
+	int cgroup_err;
+	uint64_t cgroup_id;
+};
+
+static void look_up_target(struct counters *c, const struct where *w,
+			   struct target_now *now)
+{
+	*now = (struct target_now){0};
+	if (w->kind == WHERE_CGROUP)
+		now->cgroup_err = cgroup_id(c, w->text, &now->cgroup_id);
+}
+
 /* Whether s's target went away since it was opened: a cgroup removed (or
  * removed and made again: another id), a process gone. */
-static bool target_gone(struct counters *c, struct series *s)
+static bool target_gone(const struct series *s, const struct target_now *now)
 {
-	uint64_t id;
-
 	switch (s->where->kind) {
 	case WHERE_CGROUP:
-		return cgroup_id(c, s->where->text, &id) || id != s->cgroup_id;
+		return now->cgroup_err || now->cgroup_id != s->cgroup_id;
 	case WHERE_PROCESS:
 		return kill(s->where->pid, 0) && errno == ESRCH;
 	case WHERE_PROCESS_NAME:
@@ -313,8 +326,9 @@ static void drop_series(struct counters *c, struct series *s, say_cb say,
 	s->told_gone = true;
 }
 
-static void read_series(struct counters *c, struct series *s, reading_cb cb,
-			say_cb say, void *arg)
+static void read_series(struct counters *c, struct series *s,
+			const struct target_now *now, reading_cb cb, say_cb say,
+			void *arg)
 {
 	struct shpmu_count count;
 	char why[256];
@@ -326,7 +340,7 @@ static void read_series(struct counters *c, struct series *s, reading_cb cb,
 			open_series(c, s, LOG_WARNING, say, arg);
 		if (s->h < 0)
 			return;
-	} else if (target_gone(c, s)) {
+	} else if (target_gone(s, now)) {
 		drop_series(c, s, say, arg);
 		return;
 	}
@@ -358,9 +372,16 @@ static void read_series(struct counters *c, struct series *s, reading_cb cb,
 
 void counters_read(struct counters *c, reading_cb cb, say_cb say, void *arg)
 {
+	struct target_now now;
+
 	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->nseries; i++)
-		read_series(c, &c->series[i], cb, say, arg);
+	/* counters_open() lays the series out target by target, an event
+	 * each: a target's state is looked up once for its events. */
+	for (size_t i = 0; i < c->nseries; i++) {
+		if (i % c->settings->nevents == 0)
+			look_up_target(c, c->series[i].where, &now);
+		read_series(c, &c->series[i], &now, cb, say, arg);
+	}
 	pthread_mutex_unlock(&c->lock);
 }
 
