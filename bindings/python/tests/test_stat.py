@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""python3 -m shpmu stat against shpmu-stat itself ($SHPMU_STAT, or on
+PATH): the same rows, columns and exit status for the same command
+line; and its counts against a twin."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+STAT = os.environ.get("SHPMU_STAT") or shutil.which("shpmu-stat")
+
+
+def py_stat(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shpmu", "stat", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def c_stat(*args: str) -> subprocess.CompletedProcess[str]:
+    if STAT is None:
+        pytest.skip("shpmu-stat is not installed (set SHPMU_STAT)")
+    return subprocess.run([STAT, *args], capture_output=True, text=True, timeout=60)
+
+
+def shape(out: str) -> list[str]:
+    """The output with every number blanked: what must be the same."""
+    return [
+        re.sub(r"\s+", " ", re.sub(r"\d+(\.\d+)?", "N", line)).rstrip() for line in out.splitlines()
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-e", "task-clock,context-switches,page-faults", "--", "true"],
+        ["-x", ",", "-e", "task-clock,{page-faults,context-switches}", "--", "true"],
+        ["-j", "-e", "task-clock,page-faults", "--", "true"],
+        ["-a", "-e", "cpu-clock,context-switches", "--", "true"],
+        ["-C", "0", "-e", "cpu-clock", "--", "true"],
+        ["-G", "/", "-e", "task-clock", "--", "true"],
+        ["-x", ";", "-G", "/", "-e", "page-faults", "--", "true"],
+        ["-e", "cycles,task-clock", "--", "true"],
+        ["--", "true"],
+    ],
+)
+def test_same_output(args: list[str]) -> None:
+    c, py = c_stat(*args), py_stat(*args)
+    assert py.returncode == c.returncode, (py.stderr, c.stderr)
+    assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
+    assert shape(py.stderr) == shape(c.stderr), (py.stderr, c.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-e", "task-clock", "--", "false"],
+        ["-e", "task-clock", "--", "sh", "-c", "exit 7"],
+        ["-e", "task-clock", "--", "/no/such/command"],
+        ["-e", "no-such-event", "--", "true"],
+        ["-p", "1", "-a"],
+        ["-C", "9999", "-e", "cpu-clock", "--", "true"],
+        ["-G", "/no/such", "--", "true"],
+        ["-e", "{task-clock", "--", "true"],
+        ["-I", "5", "--", "true"],
+        [],
+    ],
+)
+def test_same_exit_status_and_messages(args: list[str]) -> None:
+    c, py = c_stat(*args), py_stat(*args)
+    assert py.returncode == c.returncode, (args, py.stderr, c.stderr)
+    c_lines = [l for l in c.stderr.splitlines() if l.startswith("shpmu-stat:")]
+    py_lines = [l for l in py.stderr.splitlines() if l.startswith("shpmu-stat:")]
+    assert shape("\n".join(py_lines)) == shape("\n".join(c_lines)), (py.stderr, c.stderr)
+
+
+def test_counts_a_command_from_its_exec() -> None:
+    """A command that touches 4096 fresh pages: the count holds them,
+    and JSON gives the same as the table."""
+    cmd = [
+        sys.executable,
+        "-c",
+        "import mmap; m = mmap.mmap(-1, 4096 * 4096); [m.__setitem__(i * 4096, 1) for i in range(4096)]",
+    ]
+    py = py_stat("-j", "-e", "page-faults,task-clock", "--", *cmd)
+    assert py.returncode == 0, py.stderr
+    rows = [json.loads(line) for line in py.stdout.splitlines()]
+    assert [r["event"] for r in rows] == ["page-faults", "task-clock"]
+    assert int(rows[0]["counter-value"]) >= 4096
+    assert float(rows[1]["counter-value"]) > 0 and rows[1]["unit"] == "msec"
+
+
+def test_interval_rows_add_up() -> None:
+    start = time.monotonic()
+    py = py_stat("-I", "50", "-x", ",", "-e", "cpu-clock", "-C", "0", "--", "sleep", "0.22")
+    wall_ms = (time.monotonic() - start) * 1000
+    assert py.returncode == 0, py.stderr
+    rows = [line.split(",") for line in py.stdout.splitlines()]
+    assert len(rows) >= 4, rows
+    stamps = [float(r[0]) for r in rows]
+    assert stamps == sorted(stamps)
+    # One CPU's clock runs at wall speed: the intervals, which do not
+    # overlap, hold no more than the run's wall time.
+    assert all(float(r[1]) > 0 for r in rows)
+    assert sum(float(r[1]) for r in rows) <= wall_ms, rows
