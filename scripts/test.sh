@@ -8,9 +8,11 @@
 # linted, installed, used and purged, the exporter's container image built
 # from them without a registry and run as the Kubernetes DaemonSet runs it
 # (skipped, saying why, where podman cannot run a container), and the Go
-# binding against that installed library under the race detector, and the
+# binding against that installed library under the race detector, the
 # collectd plugin in a real collectd under a minute of cgroup churn with
-# AddressSanitizer. Each stage prints its duration.
+# AddressSanitizer, and the Python binding's wheel in a private venv under
+# pytest (its threads again on the ASan build). Each stage prints its
+# duration.
 #
 # The flake hunter runs one suite many times instead:
 #   scripts/test.sh --repeat N [--suite NAME] [--asan] [--beside SUITE]
@@ -157,7 +159,11 @@ run_valgrind() {
 	meson test -C build --setup valgrind --suite unit --print-errorlogs ||
 		failed_assertions build/meson-logs/testlog-valgrind.txt
 }
-run_bench() { meson test -C build --benchmark --print-errorlogs; }
+# The C benchmarks, then the Python binding's overhead against C.
+run_bench() {
+	meson test -C build --benchmark --print-errorlogs
+	bindings/python/bench/bench.sh build
+}
 # A minute of cgroups made and removed each second under collectd's four
 # read threads, the plugin and library built with ASan (build-asan).
 run_collectd_stress() {
@@ -188,6 +194,8 @@ stage "the Go binding against the installed library (go test -race)" \
 	bindings/go/test.sh
 stage "the collectd plugin under stress in collectd, built with ASan" \
 	run_collectd_stress
+stage "the Python binding: its wheel in a venv, pytest, mypy" \
+	bindings/python/test.sh
 echo "== durations"
 printf '%s' "$durations"
 printf '%6d s  all\n' "$(($(date +%s) - all_start))"

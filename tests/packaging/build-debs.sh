@@ -14,7 +14,10 @@ git ls-files -z --cached --others --exclude-standard |
 	tar -cf - -T - | tar -xf - -C "$out/libshpmu"
 
 echo "building the packages (log: the last lines on failure)"
-(cd "$out/libshpmu" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 || {
+# With the system's tools only, as a build chroot has them: pybuild runs
+# the python3.X first on PATH, which must be Debian's.
+(cd "$out/libshpmu" && PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 || {
 	tail -40 "$out/build.log"
 	echo "FAIL: dpkg-buildpackage"
 	exit 1

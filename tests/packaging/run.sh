@@ -12,7 +12,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 keep=${1:-}
-pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter collectd-shpmu"
+pkgs="libshpmu0 libshpmu-dev shpmu-tools shpmu-exporter collectd-shpmu python3-shpmu"
 user=shpmu-exporter
 port=9817
 
@@ -99,6 +99,21 @@ ok
 out=$(/usr/bin/shpmu-stat -e task-clock -- true 2>&1) ||
 	fail "shpmu-stat -e task-clock -- true"
 echo "$out" | grep -q 'task-clock' || fail "shpmu-stat printed: $out"
+ok
+
+# The Python package from Debian's python3, on the library in /usr/lib.
+out=$(cd / && env -u LD_LIBRARY_PATH -u SHPMU_LIBRARY -u PYTHONPATH \
+	/usr/bin/python3 -c 'import shpmu
+with shpmu.measure("page-faults") as m:
+    bytearray(1 << 20)
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "libshpmu" in l]
+print(shpmu.__file__, maps[0], m["page-faults"].value > 0)' 2>&1) ||
+	fail "python3-shpmu: $out"
+echo "$out" | grep -Eq '^/usr/lib/python3/dist-packages/shpmu/__init__.py (/usr)?/lib/[^ ]*/libshpmu\.so\.0[.0-9]* True$' ||
+	fail "python3-shpmu printed: $out"
+out=$(cd / && env -u LD_LIBRARY_PATH /usr/bin/python3 -m shpmu stat \
+	-e task-clock -- true 2>&1) || fail "python3 -m shpmu stat: $out"
+echo "$out" | grep -q 'task-clock' || fail "python3 -m shpmu stat printed: $out"
 ok
 
 # The installed plugin in collectd, from collectd's own plugin directory:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 import shpmu
 
 THREADS = 8
@@ -53,7 +55,8 @@ def hammer(
         failures.append(f"thread {seed}: {e!r}")
 
 
-def test_threads_and_a_close_under_them() -> None:
+@pytest.mark.parametrize("round_", range(3))
+def test_threads_and_a_close_under_them(round_: int) -> None:
     ctx = shpmu.Context()
     started = threading.Barrier(THREADS + 1)
     failures: list[str] = []

@@ -11,26 +11,33 @@ from .errors import ClosedError
 
 
 class Gate:
-    __slots__ = ("_lock", "_idle", "_busy", "closed")
+    """enter() and leave() cost a list append and pop: those are atomic
+    in CPython, so a call takes no lock. close's shut() sets closed and
+    then waits, under the lock, until no call is inside; a call that
+    leaves after closed was set wakes it."""
+
+    __slots__ = ("_lock", "_idle", "_inside", "closed")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._busy = 0
+        self._inside: list[None] = []
         self.closed = False
 
     def enter(self, op: str) -> None:
         """Lets a call in, or raises ClosedError; the caller calls
         leave() once it is done with the context."""
-        with self._lock:
-            if self.closed:
-                raise ClosedError(op, "context")
-            self._busy += 1
+        self._inside.append(None)
+        # Checked after the append: a shut() that set closed before it
+        # either sees this call inside and waits, or this call backs out.
+        if self.closed:
+            self.leave()
+            raise ClosedError(op, "context")
 
     def leave(self) -> None:
-        with self._lock:
-            self._busy -= 1
-            if self.closed and not self._busy:
+        self._inside.pop()
+        if self.closed:
+            with self._lock:
                 self._idle.notify_all()
 
     def shut(self) -> bool:
@@ -40,7 +47,7 @@ class Gate:
             if self.closed:
                 return False
             self.closed = True
-            self._idle.wait_for(lambda: not self._busy)
+            self._idle.wait_for(lambda: not self._inside)
             return True
 
 
