@@ -33,10 +33,10 @@ sys.exit(0 if "/venv/" in p else "shpmu imported from " + p)'
 $venv_py -m pytest -q -p no:cacheprovider "$root/bindings/python/tests"
 cd "$root/bindings/python"
 if command -v mypy >/dev/null 2>&1; then
-	MYPYPATH=src mypy --strict --cache-dir "$work/mypy" src/shpmu tests
+	MYPYPATH=src mypy --strict --cache-dir "$work/mypy" src/shpmu tests bench examples
 fi
 if command -v black >/dev/null 2>&1; then
-	black --check -q src tests
+	black --check -q src tests bench examples
 fi
 
 asan_lib=$root/build-asan/libshpmu.so.0
