@@ -110,3 +110,17 @@ def test_interval_rows_add_up() -> None:
     # overlap, hold no more than the run's wall time.
     assert all(float(r[1]) > 0 for r in rows)
     assert sum(float(r[1]) for r in rows) <= wall_ms, rows
+
+
+def test_a_process_for_as_long_as_a_command() -> None:
+    """-p counts another process; the command only says how long."""
+    target = subprocess.Popen(["sleep", "30"])
+    try:
+        args = ["-p", str(target.pid), "-e", "task-clock,context-switches", "--", "sleep", "0.05"]
+        c, py = c_stat(*args), py_stat(*args)
+        assert py.returncode == c.returncode == 0, (py.stderr, c.stderr)
+        assert f"process id '{target.pid}'" in py.stdout
+        assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
+    finally:
+        target.kill()
+        target.wait()

@@ -14,6 +14,14 @@ from .errors import invalid
 __all__ = ["Count", "Counts"]
 
 _U64_MAX = (1 << 64) - 1
+# Names of the clocks, whose counts are ns (shown in msec), in the
+# spellings the kernel, perf and libpfm4 give them.
+_CLOCK_NAMES = ("task-clock", "cpu-clock", "TASK_CLOCK", "CPU_CLOCK", "TASK-CLOCK", "CPU-CLOCK")
+
+
+def is_clock(event: str) -> bool:
+    """Whether an event name is a clock's, as shpmu-stat tells."""
+    return any(k in event for k in _CLOCK_NAMES)
 
 
 class Count(NamedTuple):

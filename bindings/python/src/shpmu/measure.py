@@ -9,21 +9,12 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 
 from .context import Context
-from .count import Count
+from .count import Count, is_clock
 from .errors import invalid
 from .handle import Handle
 from .target import Process, Task
 
 __all__ = ["measure", "Measurement"]
-
-_CLOCKS = (
-    "task-clock",
-    "cpu-clock",
-    "TASK_CLOCK",
-    "CPU_CLOCK",
-    "TASK-CLOCK",
-    "CPU-CLOCK",
-)
 
 
 class Measurement(Mapping[str, Count]):
@@ -53,7 +44,7 @@ class Measurement(Mapping[str, Count]):
         for event, c in self._counts.items():
             if c.running == 0:
                 value = "<not counted>"
-            elif any(k in event for k in _CLOCKS):
+            elif is_clock(event):
                 value = f"{c.scaled / 1e6:.2f} msec"
             else:
                 value = f"{c.scaled}"

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from .attr import Attr
 from .context import Context, LogLevel
-from .count import Count, Counts
+from .count import Count, Counts, is_clock
 from .errors import Error
 from .handle import Handle
 from .target import CPU, AllCPUs, Cgroup, Process, Target, Task
@@ -36,14 +36,6 @@ NOT_SUPPORTED = {
     errno.ENOSYS,
     errno.ENXIO,
 }
-_CLOCK_NAMES = (
-    "task-clock",
-    "cpu-clock",
-    "TASK_CLOCK",
-    "CPU_CLOCK",
-    "TASK-CLOCK",
-    "CPU-CLOCK",
-)
 
 
 class UsageError(Exception):
@@ -172,10 +164,6 @@ def parse_args(argv: Sequence[str]) -> Options:
     if not o.units:
         o.units = [[e] for e in DEFAULT_EVENTS]
     return o
-
-
-def is_clock(event: str) -> bool:
-    return any(k in event for k in _CLOCK_NAMES)
 
 
 @dataclasses.dataclass
