@@ -243,3 +243,31 @@ def test_budget_rows(ctx: shpmu.Context) -> None:
     ctx.open("task-clock")
     for row in ctx.budget():  # none on a machine without a core PMU
         assert row.pmu and row.used <= row.wanted and row.saved == row.wanted - row.used
+
+
+def test_a_context_dropped_unclosed_is_freed() -> None:
+    import gc
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    ctx = shpmu.Context()
+    hs = [ctx.open(e, shpmu.AllCPUs()) for e in ("cpu-clock", "context-switches")]
+    assert len(os.listdir("/proc/self/fd")) > before
+    del ctx, hs
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_log_callback_may_close_another_context() -> None:
+    other = shpmu.Context()
+    closed: list[bool] = []
+
+    def log(level: shpmu.LogLevel, msg: str) -> None:
+        if level is shpmu.LogLevel.ERROR and not closed:
+            other.close()
+            closed.append(other.closed)
+
+    with shpmu.Context(log=log) as c:
+        with pytest.raises(shpmu.NotFoundError):
+            c.open("no-such-event")
+    assert closed == [True]

@@ -12,9 +12,9 @@ from .errors import ClosedError
 
 class Gate:
     """enter() and leave() cost a list append and pop: those are atomic
-    in CPython, so a call takes no lock. close's shut() sets closed and
-    then waits, under the lock, until no call is inside; a call that
-    leaves after closed was set wakes it."""
+    in CPython, so a call takes no lock. shut() sets closed and then
+    waits, under the lock, until no call is inside; a call that leaves
+    after closed was set wakes it."""
 
     __slots__ = ("_lock", "_idle", "_inside", "closed")
 
@@ -40,34 +40,39 @@ class Gate:
             with self._lock:
                 self._idle.notify_all()
 
-    def shut(self) -> bool:
-        """Turns later calls away and waits for those in flight; False if
-        it was shut already."""
+    def shut(self, timeout: float | None = None) -> bool:
+        """Turns later calls away (for good) and waits for those in
+        flight, at most timeout seconds (None: as long as they take);
+        whether none is inside."""
         with self._lock:
-            if self.closed:
-                return False
             self.closed = True
-            self._idle.wait_for(lambda: not self._inside)
-            return True
+            return self._idle.wait_for(lambda: not self._inside, timeout)
 
 
-# Set on a thread while it runs a callback of the library (the log, a
-# list_events walk): the library holds its locks then, so closing the
-# context from there would wait for itself.
-in_callback = threading.local()
+# The gates of the contexts whose callbacks (the log, a list_events walk)
+# the running thread is inside: the library holds that context's locks
+# then, and this thread's call is inside its gate, so closing it from
+# there would wait for itself.
+_in_callback = threading.local()
 
 
-def inside_callback() -> bool:
-    return getattr(in_callback, "depth", 0) > 0
+def inside_callback(gate: Gate) -> bool:
+    return gate in getattr(_in_callback, "gates", ())
 
 
 class CallbackScope:
-    """Marks the running thread as inside a library callback."""
+    """Marks the running thread as inside a callback of gate's context."""
 
-    __slots__ = ()
+    __slots__ = ("_gate",)
+
+    def __init__(self, gate: Gate) -> None:
+        self._gate = gate
 
     def __enter__(self) -> None:
-        in_callback.depth = getattr(in_callback, "depth", 0) + 1
+        gates = getattr(_in_callback, "gates", None)
+        if gates is None:
+            gates = _in_callback.gates = []
+        gates.append(self._gate)
 
     def __exit__(self, *exc: object) -> None:
-        in_callback.depth -= 1
+        _in_callback.gates.pop()

@@ -128,17 +128,24 @@ def _text(value: object, what: str) -> bytes | None:
     return os.fsencode(value)
 
 
-def _free(pmu: int, keep: object) -> None:
-    # keep: the log callback C holds a pointer to, alive until here.
-    _lib.shpmu_free(pmu)
+def _free(pmu: int, gate: Gate, keep: object) -> None:
+    """Frees the context once no call is inside it: from close(), which
+    has waited already, from the garbage collector, when no call can be
+    inside (each holds the context), or at the interpreter's exit, where
+    a daemon thread may be stuck inside one for good: the process is
+    going, and its fds with it. keep: the log callback, which C holds a
+    pointer to, alive until here."""
+    if gate.shut(timeout=5.0):
+        _lib.shpmu_free(pmu)
 
 
 class _LogSink:
     """What the library's log reaches: the caller's function, and the
     last error it logged (the explanation of a failed new)."""
 
-    def __init__(self, fn: LogFunction | None) -> None:
+    def __init__(self, fn: LogFunction | None, gate: Gate) -> None:
         self.fn = fn
+        self.gate = gate
         self.last_error = ""
         self.c_fn = _clib.LogFn(self._call)
 
@@ -149,7 +156,7 @@ class _LogSink:
         if self.fn is None:
             return
         try:
-            with CallbackScope():
+            with CallbackScope(self.gate):
                 self.fn(LogLevel(min(max(level, 0), 3)), text)
         except Exception as exc:  # noqa: BLE001 - must not reach C
             # An exception cannot unwind through the library's frames
@@ -217,14 +224,14 @@ class Context:
             opts.lock_timeout_ms = ms
         if log is not None and not callable(log):
             raise TypeError("log must be callable")
-        self._sink = _LogSink(log)
+        self._sink = _LogSink(log, self._gate)
         opts.log = self._sink.c_fn
         pmu = _lib.shpmu_new(ctypes.byref(opts))
         if not pmu:
             err = ctypes.get_errno() or errno.ENOMEM
             raise make_error(err, "new", self._sink.last_error)
         self._pmu = pmu
-        self._finalizer = weakref.finalize(self, _free, pmu, self._sink)
+        self._finalizer = weakref.finalize(self, _free, pmu, self._gate, self._sink)
 
     # -- lifetime -------------------------------------------------------
 
@@ -232,14 +239,14 @@ class Context:
         """Closes every handle and kernel event and frees the context,
         once the calls in flight on it are done. Later calls raise
         :class:`ClosedError`; closing again does nothing."""
-        if inside_callback():
+        if inside_callback(self._gate):
             raise Error(
                 errno.EDEADLK,
                 "close context",
                 "called from a callback of the library, which waits for it",
             )
-        if self._gate.shut():
-            self._finalizer()
+        self._gate.shut()
+        self._finalizer()  # once: a second close finds it done
 
     @property
     def closed(self) -> bool:
@@ -455,7 +462,7 @@ class Context:
                 found.append((n, d))
                 return 0
             try:
-                with CallbackScope():
+                with CallbackScope(self._gate):
                     return 1 if callback(n, d) is False else 0
             except BaseException as exc:  # noqa: BLE001 - raised below
                 raised.append(exc)
