@@ -9,12 +9,12 @@
 #ifndef SHPMU_COLLECTD_COUNTERS_H
 #define SHPMU_COLLECTD_COUNTERS_H
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include <shpmu/shpmu.h>
 
 #include "settings.h"
+#include "total.h"
 
 struct series {
 	const char *event;	   /* the instance settings' */
@@ -23,18 +23,25 @@ struct series {
 	int h;		    /* -1: not open (its target is gone) */
 	uint64_t cgroup_id; /* CGROUP: the id opened, to see it replaced */
 	pid_t pid;	    /* PROCESS_NAME: the process opened */
+	/* PROCESS_NAME: its start time (/proc/PID/stat), which tells the
+	 * process from a later one given the same pid */
+	unsigned long long start_time;
+	struct total total; /* what is passed on: never goes down */
 	bool told_gone;	    /* said once until it is back */
 	bool told_failed;   /* an open failed: said once until one works */
 };
 
+/* collectd runs an instance's read callback on one read thread at a time
+ * (it goes back in the queue when it returns) and stops its read threads
+ * before the shutdown callbacks: counters need no lock of their own. */
 struct counters {
-	/* One read callback per instance at a time, but collectd's read
-	 * threads may run two instances' at once: the lock keeps a
-	 * reading and the shutdown apart. */
-	pthread_mutex_t lock;
 	const struct instance_settings *settings;
 	struct shpmu *pmu;
-	struct series *series;
+	char *cgroup_root; /* the mount cgroup paths are under; NULL: none */
+	/* CGROUP targets: each path as it is under the root, normalized
+	 * ("" the root itself), by target */
+	char **cgroups;
+	struct series *series; /* target by target, an event each */
 	size_t nseries;
 };
 
@@ -48,8 +55,10 @@ typedef void (*say_cb)(int level, const char *msg, void *arg);
 /*
  * Opens every series of an instance. An unknown event, a bad target or a
  * failed open is a config error: returns -1 after saying it (the option
- * and the instance named), with nothing left open. A cgroup or process
- * that does not exist yet is not an error: it is counted once it does.
+ * and the instance named), with nothing left open. So is a Process that
+ * does not exist: a pid names one process, which does not come back. A
+ * Cgroup or ProcessName that does not exist yet is not an error: it is
+ * counted once it does, and counted again from 0 each time it comes back.
  */
 int counters_open(struct counters *c, struct shpmu *pmu,
 		  const struct instance_settings *in, say_cb say, void *arg);

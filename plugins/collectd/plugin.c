@@ -127,12 +127,15 @@ static int shutdown_plugin(void)
 	return 0;
 }
 
+/* An instance's read callback is shpmu/NAME, the gauges' plain shpmu: an
+ * instance's name is never empty, so none can take the gauges' (an
+ * instance named "sharing" once did, and collectd refused it). */
 static void read_name(size_t i, char *buf, size_t len)
 {
 	if (i < ncounters)
 		snprintf(buf, len, PLUGIN "/%s", settings.instances[i].name);
 	else
-		snprintf(buf, len, PLUGIN "/sharing");
+		snprintf(buf, len, PLUGIN);
 }
 
 static int register_reads(void)
@@ -147,8 +150,11 @@ static int register_reads(void)
 		if (plugin_register_complex_read(
 			    NULL, name,
 			    nreads < ncounters ? read_instance : read_sharing,
-			    0, &ud))
+			    0, &ud)) {
+			ERROR(PLUGIN ": collectd refused read callback %s",
+			      name);
 			return -1;
+		}
 	}
 	return 0;
 }

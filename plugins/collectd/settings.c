@@ -67,6 +67,16 @@ static int add_where(struct instance_settings *in, struct where w)
 	return 0;
 }
 
+/* The message of a failed add_string or add_where (r), naming the
+ * instance and the option. */
+static int list_error(char *err, size_t len, const char *instance,
+		      const char *key, int r)
+{
+	return fail(err, len, "Instance \"%s\": %s: %s", instance, key,
+		    r == -E2BIG ? "too many entries (256 at most)"
+				: "out of memory");
+}
+
 static int parse_cpu(const char *s, const char **end, int *cpu)
 {
 	char *e;
@@ -169,21 +179,23 @@ static int where_option(const oconfig_item_t *ci, struct instance_settings *in,
 				   ? ci->values[0].value.number
 				   : -1;
 
-		if (v < 1 || v > INT32_MAX || v != (double)(pid_t)v)
+		/* Written so that NaN fails too, before any cast. */
+		if (!(v >= 1 && v <= INT32_MAX) || v != (double)(pid_t)v)
 			return fail(err, len,
 				    "Instance \"%s\": Process takes one "
 				    "process id (a number above 0)",
 				    in->name);
 		w.kind = WHERE_PROCESS;
 		w.pid = (pid_t)v;
-		return add_where(in, w) ? fail(err, len, "out of memory") : 0;
+		r = add_where(in, w);
+		return r ? list_error(err, len, in->name, ci->key, r) : 0;
 	} else {
 		/* CPUs "all" or a list */
 		if (s && !strcasecmp(s, "all")) {
 			w.kind = WHERE_ALL_CPUS;
-			return add_where(in, w)
-				       ? fail(err, len, "out of memory")
-				       : 0;
+			r = add_where(in, w);
+			return r ? list_error(err, len, in->name, ci->key, r)
+				 : 0;
 		}
 		n = s ? cpu_list_parse(s, &cpus) : -1;
 		if (n < 0)
@@ -197,18 +209,11 @@ static int where_option(const oconfig_item_t *ci, struct instance_settings *in,
 							 .cpu = cpus[i],
 							 .pid = -1});
 		free(cpus);
-		return r ? fail(err, len, "Instance \"%s\": CPUs: %s", in->name,
-				r == -E2BIG ? "too many targets"
-					    : "out of memory")
-			 : 0;
+		return r ? list_error(err, len, in->name, ci->key, r) : 0;
 	}
 	w.text = strdup(s);
-	if (!w.text)
-		return fail(err, len, "out of memory");
-	r = add_where(in, w);
-	return r ? fail(err, len, "Instance \"%s\": %s: %s", in->name, ci->key,
-			r == -E2BIG ? "too many targets" : "out of memory")
-		 : 0;
+	r = w.text ? add_where(in, w) : -ENOMEM;
+	return r ? list_error(err, len, in->name, ci->key, r) : 0;
 }
 
 static int instance_block(const oconfig_item_t *ci, struct settings *s,
@@ -258,14 +263,8 @@ static int instance_block(const oconfig_item_t *ci, struct settings *s,
 				r = add_string(&in->events, &in->nevents,
 					       o->values[v].value.string);
 				if (r)
-					return fail(err, len,
-						    "Instance \"%s\": Events: "
-						    "%s",
-						    name,
-						    r == -E2BIG ? "too many "
-								  "events"
-								: "out of "
-								  "memory");
+					return list_error(err, len, name,
+							  o->key, r);
 			}
 		} else if (!strcasecmp(o->key, "Cgroup") ||
 			   !strcasecmp(o->key, "CPUs") ||
@@ -308,8 +307,27 @@ static int set_string(char **field, const oconfig_item_t *o, char *err,
 	return *field ? 0 : fail(err, len, "out of memory");
 }
 
-static int top_option(const oconfig_item_t *o, struct settings *s, char *err,
-		      size_t len)
+/* The block's options given once each; an Instance may repeat. */
+static const char *const single_options[] = {"Scope", "CgroupBackend", "Domain",
+					     "BPFFS"};
+#define NSINGLE (sizeof(single_options) / sizeof(single_options[0]))
+
+/* Refuses a second Scope (or other single option): the first would be
+ * dropped without a word. */
+static int once(const oconfig_item_t *o, bool *seen, char *err, size_t len)
+{
+	for (size_t i = 0; i < NSINGLE; i++) {
+		if (strcasecmp(o->key, single_options[i]))
+			continue;
+		if (seen[i])
+			return fail(err, len, "%s is given twice", o->key);
+		seen[i] = true;
+	}
+	return 0;
+}
+
+static int top_option(const oconfig_item_t *o, struct settings *s, bool *seen,
+		      char *err, size_t len)
 {
 	const char *v = one_string(o);
 
@@ -317,6 +335,8 @@ static int top_option(const oconfig_item_t *o, struct settings *s, char *err,
 		return instance_block(o, s, err, len);
 	if (o->children_num)
 		return fail(err, len, "%s is an option, not a block", o->key);
+	if (once(o, seen, err, len))
+		return -1;
 	if (!strcasecmp(o->key, "Scope")) {
 		if (v && !strcasecmp(v, "process"))
 			s->scope = SHPMU_SCOPE_PROCESS;
@@ -353,9 +373,11 @@ static int top_option(const oconfig_item_t *o, struct settings *s, char *err,
 int settings_parse(const oconfig_item_t *block, struct settings *s, char *err,
 		   size_t len)
 {
+	bool seen[NSINGLE] = {false};
+
 	*s = (struct settings){.scope = SHPMU_SCOPE_PROCESS};
 	for (int i = 0; i < block->children_num; i++)
-		if (top_option(&block->children[i], s, err, len))
+		if (top_option(&block->children[i], s, seen, err, len))
 			goto bad;
 	if (s->scope != SHPMU_SCOPE_HOST && (s->domain || s->bpffs_dir)) {
 		fail(err, len, "%s is for Scope \"host\" only",

@@ -134,6 +134,14 @@ Test(collectd_settings, each_bad_option_named)
 		PLUGIN(INSTANCE("a", GOOD_EVENTS, GOOD_CPUS,
 				ITEM("Colour", str("red")))),
 		PLUGIN(GOOD_EVENTS),
+		PLUGIN(ITEM("Scope", str("host")),
+		       ITEM("scope", str("process")),
+		       INSTANCE("a", GOOD_EVENTS, GOOD_CPUS)),
+		PLUGIN(ITEM("CgroupBackend", str("bpf")),
+		       ITEM("CgroupBackend", str("perf")),
+		       INSTANCE("a", GOOD_EVENTS, GOOD_CPUS)),
+		PLUGIN(INSTANCE("a", GOOD_EVENTS,
+				ITEM("Process", num(__builtin_nan(""))))),
 	};
 	struct bad cases[] = {
 		{&tops[0], "unknown option Colour"},
@@ -159,6 +167,9 @@ Test(collectd_settings, each_bad_option_named)
 		{&tops[20], "Cgroup takes"},
 		{&tops[21], "unknown option Colour"},
 		{&tops[22], "unknown option Events"},
+		{&tops[23], "scope is given twice"},
+		{&tops[24], "CgroupBackend is given twice"},
+		{&tops[25], "Process takes"},
 	};
 
 	cr_assert_eq(sizeof(tops) / sizeof(tops[0]),
@@ -182,4 +193,52 @@ Test(collectd_settings, cpu_lists)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		cr_expect_eq(cpu_list_parse(bad[i], &cpus), -1, "\"%s\"",
 			     bad[i]);
+}
+
+/* Past 256 entries of a list the error names the option and the limit,
+ * whichever kind of entry fills it. */
+Test(collectd_settings, long_lists_named)
+{
+	enum { N = INSTANCE_LIST_MAX + 1 };
+	static oconfig_item_t items[3][N + 1];
+	static oconfig_value_t pids[N];
+	const char *keys[] = {"Process", "CPUs", "Events"};
+	const char *said[] = {"Instance \"a\": Process: too many entries",
+			      "Instance \"a\": CPUs: too many entries",
+			      "Instance \"a\": Events: too many entries"};
+
+	oconfig_value_t all = str("all"), task_clock = str("task-clock");
+
+	for (int k = 0; k < 3; k++) {
+		oconfig_item_t *it = items[k];
+		struct settings s;
+		char err[256] = "";
+
+		for (int i = 0; i < N; i++) {
+			pids[i] = num(i + 1);
+			it[i] = (oconfig_item_t){.key = (char *)keys[k],
+						 .values = &pids[i],
+						 .values_num = 1};
+			if (k == 1)
+				it[i].values = &all;
+			if (k == 2)
+				it[i].values = &task_clock;
+		}
+		/* Events gets CPUs to count on, the others events. */
+		it[N] = k == 2 ? GOOD_CPUS : GOOD_EVENTS;
+		oconfig_item_t instance = {
+			.key = "Instance",
+			.values = (oconfig_value_t[]){str("a")},
+			.values_num = 1,
+			.children = it,
+			.children_num = N + 1,
+		};
+		oconfig_item_t top = {.key = "Plugin",
+				      .children = &instance,
+				      .children_num = 1};
+
+		cr_expect_eq(settings_parse(&top, &s, err, sizeof(err)), -1);
+		cr_expect(strstr(err, said[k]), "%s: said \"%s\"", keys[k],
+			  err);
+	}
 }
