@@ -124,3 +124,59 @@ def test_a_process_for_as_long_as_a_command() -> None:
     finally:
         target.kill()
         target.wait()
+
+
+def test_per_thread_rows() -> None:
+    """--per-thread: a row per thread of the process, event by event,
+    comm-tid first; the same rows as shpmu-stat's."""
+    target = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import threading, time; "
+            "[threading.Thread(target=time.sleep, args=(30,), daemon=True).start() "
+            "for _ in range(2)]; time.sleep(30)",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{target.pid}/task")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        args = [
+            "-x",
+            ",",
+            "--per-thread",
+            "-p",
+            str(target.pid),
+            "-e",
+            "task-clock,context-switches",
+            "--",
+            "sleep",
+            "0.05",
+        ]
+        c, py = c_stat(*args), py_stat(*args)
+        assert py.returncode == c.returncode == 0, (py.stderr, c.stderr)
+        rows = [line.split(",") for line in py.stdout.splitlines()]
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{target.pid}/task"))
+        assert [r[3] for r in rows] == ["task-clock"] * 3 + ["context-switches"] * 3
+        assert sorted(int(r[0].rpartition("-")[2]) for r in rows[:3]) == tids
+        assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
+    finally:
+        target.kill()
+        target.wait()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--budget"],
+        ["--budget", "-e", "task-clock", "-a"],
+        ["--budget", "--", "true"],
+        ["--per-thread", "-a"],
+    ],
+)
+def test_budget_and_per_thread_usage(args: list[str]) -> None:
+    c, py = c_stat(*args), py_stat(*args)
+    assert py.returncode == c.returncode, (py.stderr, c.stderr)
+    assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
+    assert shape(py.stderr) == shape(c.stderr), (py.stderr, c.stderr)

@@ -308,13 +308,13 @@ class Context:
         from .handle import Handle
 
         target = self._target(target)
+        if not isinstance(no_multiplex, bool):
+            raise TypeError("no_multiplex must be a bool")
         op = f"open {event if isinstance(event, str) else _describe(event)}"
         if isinstance(event, str):
             _check_name(op, event)
             if no_multiplex:
                 event = self.event_attr(event)
-        if not isinstance(no_multiplex, bool):
-            raise TypeError("no_multiplex must be a bool")
         ct = target.to_c()
         if isinstance(event, str):
             name = event.encode()

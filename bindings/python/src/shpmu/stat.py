@@ -27,6 +27,7 @@ PROG = "shpmu-stat"
 MAX_CPUS = 4096  # shpmu-stat's limits
 MAX_EVENTS = 64
 MAX_CGROUPS = 256
+MAX_THREADS = 1024
 DEFAULT_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
 # perf stat's "not supported": no such event here, or not this way.
 NOT_SUPPORTED = {
@@ -55,6 +56,8 @@ class Options:
     sep: str | None = None
     json_out: bool = False
     verbose: bool = False
+    per_thread: bool = False
+    budget: bool = False
     list_events: bool = False
     command: list[str] = dataclasses.field(default_factory=list)
 
@@ -114,6 +117,8 @@ def parse_args(argv: Sequence[str]) -> Options:
     ap.add_argument("-p", "--pid")
     ap.add_argument("-G", "--cgroup", action="append", default=[])
     ap.add_argument("--cgroup-id", action="append", default=[])
+    ap.add_argument("--per-thread", action="store_true")
+    ap.add_argument("--budget", action="store_true")
     ap.add_argument("-I", "--interval-print", type=int, default=0)
     ap.add_argument("-x", "--field-separator")
     ap.add_argument("-j", "--json", action="store_true")
@@ -129,6 +134,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         a.list,
     )
     o.sep = a.field_separator
+    o.per_thread, o.budget = a.per_thread, a.budget
     o.command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if o.list_events:
         return o
@@ -153,15 +159,19 @@ def parse_args(argv: Sequence[str]) -> Options:
     if a.interval_print and a.interval_print < 10:
         raise UsageError("-I needs at least 10 ms")
     o.interval_ms = a.interval_print
-    if not (o.command or o.pid or o.all_cpus or o.cpus or o.cgroups):
+    if o.budget and o.command:
+        raise UsageError("--budget runs no command: it opens the events and prints the budget")
+    if not (o.command or o.pid or o.all_cpus or o.cpus or o.cgroups or o.budget):
         raise UsageError("say what to count: a command, -p, -a, -C or -G")
     if o.pid and (o.all_cpus or o.cpus or o.cgroups):
         raise UsageError("-p counts one process; it does not mix with -a, -C or -G")
+    if o.per_thread and not o.pid:
+        raise UsageError("--per-thread splits a process by thread: it needs -p")
     if len(o.events) > MAX_EVENTS:
         raise UsageError(f"more than {MAX_EVENTS} events")
     if len(o.cgroups) > MAX_CGROUPS:
         raise UsageError(f"more than {MAX_CGROUPS} cgroups")
-    if not o.units:
+    if not o.units and not o.budget:
         o.units = [[e] for e in DEFAULT_EVENTS]
     return o
 
@@ -173,6 +183,7 @@ class Row:
     bound: int = 0
     cgroup: str | None = None
     unsupported: bool = False
+    thread: str | None = None  # --per-thread: perf's comm-tid
 
 
 def _msec_up(ns: int) -> str:
@@ -232,6 +243,8 @@ class Printer:
             sep = o.sep or ""
             if o.interval_ms:
                 w(f"{ts:.9f}{sep}")
+            if r.thread is not None:
+                w(f"{r.thread}{sep}")
             w(f"{value}{sep}{unit}{sep}{r.event}{sep}")
             if r.cgroup is not None:
                 w(f"{r.cgroup}{sep}")
@@ -243,6 +256,8 @@ class Printer:
                 w("{" + f'"interval" : {ts:.9f}, ')
             else:
                 w("{")
+            if r.thread is not None:
+                w(f'"thread" : {json.dumps(r.thread, ensure_ascii=False)}, ')
             w(f'"counter-value" : {json.dumps(value, ensure_ascii=False)}, "unit" : "{unit}", ')
             w(f'"event" : {json.dumps(r.event, ensure_ascii=False)}')
             if r.cgroup is not None:
@@ -254,6 +269,9 @@ class Printer:
         else:
             if o.interval_ms:
                 w(f"{ts:14.9f} ")
+            if r.thread is not None:  # aligned on the dash, as perf does
+                comm, _, tid = r.thread.rpartition("-")
+                w(f"{comm:>16}-{tid:<8} ")
             w(f"{value:>18} {unit:<5} {r.event:<24}")
             if r.cgroup is not None:
                 w(f" {r.cgroup}")
@@ -281,6 +299,7 @@ class Stat:
         self.quiet = False
         self.ctx = Context(log=self._log)
         self.targets: list[tuple[Target, int]] = []  # (target, row)
+        self.threads: list[str] = []  # --per-thread: each row's comm-tid
         self.handles: list[list[Handle | None]] = []  # [unit][target]
         self.unsupported = [False] * len(o.units)
         self.cgroup_names: list[str] = []
@@ -346,9 +365,32 @@ class Stat:
                 self.targets.append((AllCPUs() if cpu is None else CPU(cpu), -1))
         elif o.pid:
             self.check_process(o.pid)
-            self.targets.append((Process(o.pid), -1))
+            if o.per_thread:
+                self.add_threads(o.pid)
+            else:
+                self.targets.append((Process(o.pid), -1))
         else:
             self.targets.append((Task(child), -1))
+
+    def add_threads(self, pid: int) -> None:
+        """A task target for each thread there now, each its own row, in
+        /proc's order; threads started later count in their starter's."""
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            raise UsageError(f"no such process: {pid}") from None
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    comm = f.read().rstrip("\n")
+            except OSError:
+                continue  # exited since: no row
+            if len(self.threads) == MAX_THREADS:
+                raise UsageError(f"more than {MAX_THREADS} threads to show apart")
+            self.targets.append((Task(tid), len(self.threads)))
+            self.threads.append(f"{comm}-{tid}")
+        if not self.threads:
+            raise UsageError(f"no such process: {pid}")
 
     @staticmethod
     def check_process(pid: int) -> None:
@@ -382,6 +424,9 @@ class Stat:
                     else:
                         row.append(ctx.open_group(list(attrs), target))
                 except Error as e:
+                    if e.errno == errno.ESRCH and o.per_thread:
+                        row.append(None)  # listed, then gone: not counted
+                        continue
                     if e.errno not in NOT_SUPPORTED:
                         raise UsageError(f"cannot count {unit[0]}: {e.strerror}") from None
                     row.append(None)
@@ -392,7 +437,7 @@ class Stat:
 
     def rows(self, per_interval: bool) -> list[Row]:
         o = self.o
-        nrows = len(o.cgroups) or 1
+        nrows = len(o.cgroups) or len(self.threads) or 1
         events = o.events
         sums = [[[0, 0, 0] for _ in events] for _ in range(nrows)]
         bounds = [[0] * len(events) for _ in range(nrows)]
@@ -424,17 +469,44 @@ class Stat:
             first += len(unit)
         unsupported = [self.unsupported[u] for u, unit in enumerate(o.units) for _ in unit]
         out: list[Row] = []
-        for r in range(nrows):
-            for ev, event in enumerate(events):
-                count, bound = Count(*sums[r][ev]), bounds[r][ev]
-                if per_interval:
-                    before, before_bound = self.previous.get((r, ev), (Count(0, 0, 0), 0))
-                    self.previous[(r, ev)] = (count, bound)
-                    count = Count(*(a - b for a, b in zip(count, before)))
-                    bound -= before_bound
-                cgroup = self.cgroup_names[r] if o.cgroups else None
-                out.append(Row(event, count, bound, cgroup, unsupported[ev]))
+        # Cgroups row by row; threads event by event, in perf stat
+        # --per-thread's order.
+        order = [(r, ev) for r in range(nrows) for ev in range(len(events))]
+        if o.per_thread:
+            order = [(r, ev) for ev in range(len(events)) for r in range(nrows)]
+        for r, ev in order:
+            count, bound = Count(*sums[r][ev]), bounds[r][ev]
+            if per_interval:
+                before, before_bound = self.previous.get((r, ev), (Count(0, 0, 0), 0))
+                self.previous[(r, ev)] = (count, bound)
+                count = Count(*(a - b for a, b in zip(count, before)))
+                bound -= before_bound
+            cgroup = self.cgroup_names[r] if o.cgroups else None
+            thread = self.threads[r] if o.per_thread else None
+            out.append(Row(events[ev], count, bound, cgroup, unsupported[ev], thread))
         return out
+
+
+def _budget(stat: Stat, out: TextIO) -> int:
+    """--budget: the events opened (on -a, -C, -G, -p or this thread) and
+    each core PMU's counters per CPU printed; where there is no core PMU,
+    one line saying so."""
+    if not stat.ctx.budget():
+        out.write(f"{PROG}: this machine has no hardware PMU: there is no counter budget\n")
+        return 0
+    stat.build_targets(0)
+    stat.open_all(False)
+    out.write(
+        f"{'pmu':<12} {'cpu':>5} {'general':>8} {'fixed':>6} {'watchdog':>9} "
+        f"{'used':>5} {'wanted':>7} {'saved':>6} multiplexing\n"
+    )
+    for b in stat.ctx.budget():
+        cpu = "task" if b.cpu < 0 else str(b.cpu)
+        out.write(
+            f"{b.pmu:<12} {cpu:>5} {b.general:>8} {b.fixed:>6} {b.watchdog:>9} "
+            f"{b.used:>5} {b.wanted:>7} {b.saved:>6} {'yes' if b.multiplexing else 'no'}\n"
+        )
+    return 0
 
 
 def _start_command(argv: list[str]) -> tuple[int, int]:
@@ -477,22 +549,32 @@ def run(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
         return _count(stat, o, out)
 
 
+def _on_signal(signum: int, frame: object) -> None:
+    raise _Stop
+
+
 def _count(stat: Stat, o: Options, out: TextIO) -> int:
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _count_until_done(stat, o, out)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
     child, go = 0, -1
     status = 0
-
-    def on_signal(signum: int, frame: object) -> None:
-        raise _Stop
-
     try:
         stat.check_cpus()
         stat.check_cgroups()
-        old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        if o.budget:
+            return _budget(stat, out)
         if o.command:
             child, go = _start_command(o.command)
         stat.build_targets(child)
         stat.open_all(bool(o.command) and not (o.pid or o.all_cpus or o.cpus or o.cgroups))
-    except (UsageError, Error) as e:
+    except (UsageError, Error, _Stop) as e:
         if isinstance(e, UsageError):
             print(f"{PROG}: {e}", file=sys.stderr)
         _kill(child, go)
@@ -507,9 +589,6 @@ def _count(stat: Stat, o: Options, out: TextIO) -> int:
         status = _wait(stat, printer, o, child, start)
     except _Stop:
         status = 0
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
     if not o.interval_ms:
         for r in stat.rows(False):
             printer.row(r, time.monotonic() - start)
