@@ -146,12 +146,14 @@ class Handle:
         except ClosedError:
             return  # the context closed it
         try:
+            # Under the lock that Batch() registers under: a batch made
+            # at the same time is either marked here or sees the close.
             with ctx._close_lock:
                 if self._closed:
                     return
                 self._closed = True
-            for batch in list(self._batches or ()):
-                batch._stale = True
+                for batch in list(self._batches or ()):
+                    batch._stale = True
             rc = _lib.shpmu_close(ctx._pmu, self._id)
             if rc < 0:
                 raise ctx._fail("close", -1, rc)
@@ -266,14 +268,15 @@ class Batch:
                 raise TypeError(f"handles[{i}] is a {type(h).__name__}, not a Handle")
             if h._ctx is not ctx:
                 raise invalid("read many", f"handles[{i}] is of another context")
-            if h.closed:
-                raise ClosedError(f"read many (handles[{i}])", "handle")
             ids[i] = h._id
         self._ids = ids
         self._out: Counts | None = None
         self._stale = False
-        if register:
-            for h in self.handles:
+        with ctx._close_lock:
+            for i, h in enumerate(self.handles):
+                if h.closed:
+                    raise ClosedError(f"read many (handles[{i}])", "handle")
+            for h in self.handles if register else ():
                 if h._batches is None:
                     h._batches = weakref.WeakSet()
                 h._batches.add(self)
