@@ -271,3 +271,134 @@ def test_a_log_callback_may_close_another_context() -> None:
         with pytest.raises(shpmu.NotFoundError):
             c.open("no-such-event")
     assert closed == [True]
+
+
+def test_a_closed_handle_never_reaches_c(
+    ctx: shpmu.Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shpmu.handle
+
+    h = ctx.open("task-clock")
+    h.close()
+    calls: list[object] = []
+
+    def recorded(*args: object) -> int:
+        calls.append(args)
+        return 0
+
+    monkeypatch.setattr(shpmu.handle, "_read", recorded)
+    with pytest.raises(shpmu.ClosedError):
+        h.read()
+    assert calls == []
+
+
+def test_a_close_the_library_refuses_leaves_the_handle_open() -> None:
+    handles: list[shpmu.Handle] = []
+    refused: list[int] = []
+
+    def log(level: shpmu.LogLevel, msg: str) -> None:
+        if level is shpmu.LogLevel.ERROR and handles and not refused:
+            try:
+                handles[0].close()  # the library's lock is held: EDEADLK
+            except shpmu.Error as e:
+                refused.append(e.errno)
+
+    with shpmu.Context(log=log) as c:
+        handles.append(c.open("task-clock"))
+        batch = c.batch(handles)
+        # The library logs a missing cgroup holding its lock.
+        with pytest.raises(shpmu.NotFoundError):
+            c.open("task-clock", shpmu.Cgroup("no-such-cgroup-here"))
+        assert refused == [errno.EDEADLK]
+        assert not handles[0].closed and batch.read()[0].enabled > 0
+        handles[0].close()
+        assert c.stats().handles == 0
+
+
+def test_encoded_attrs_are_checked(ctx: shpmu.Context) -> None:
+    plain = ctx.open(shpmu.Attr(shpmu.Type.SOFTWARE, shpmu.Software.PAGE_FAULTS))
+    short = ctx.open(shpmu.Attr(shpmu.Type.SOFTWARE, shpmu.Software.PAGE_FAULTS, encoded=b"\x01"))
+    assert ctx.stats().kernel_events == 1  # nothing but the fields given
+    with pytest.raises(shpmu.Error) as info:
+        ctx.open(shpmu.Attr(encoded=bytes(200) + b"\x01"))
+    assert info.value.errno == errno.E2BIG
+    with pytest.raises(TypeError):
+        ctx.open(shpmu.Attr(encoded="x"))  # type: ignore[arg-type]
+    plain.close()
+    short.close()
+
+
+def test_a_log_function_that_holds_its_owner_lets_it_go() -> None:
+    import gc
+    import os
+
+    class Agent:
+        def __init__(self) -> None:
+            self.ctx = shpmu.Context(log=self.log)
+            self.h = self.ctx.open("cpu-clock", shpmu.AllCPUs())
+
+        def log(self, level: shpmu.LogLevel, msg: str) -> None:
+            pass
+
+    before = len(os.listdir("/proc/self/fd"))
+    agent = Agent()
+    assert len(os.listdir("/proc/self/fd")) > before
+    del agent
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+SIGNALS_DURING_READS = """
+import errno, signal, time
+import shpmu
+
+ctx = shpmu.Context()
+h = ctx.open("task-clock")
+state = {"armed": False, "raised": 0, "closes": []}
+
+class Tick(Exception):
+    pass
+
+def tick(signum, frame):
+    # Raises only inside the try below, where a read may be anywhere
+    # between its enter and its leave.
+    if not state["armed"]:
+        return
+    state["raised"] += 1
+    if state["raised"] % 50 == 0:
+        try:
+            ctx.close()  # refused while this thread is inside a call
+            state["closes"].append(0)
+        except shpmu.Error as e:
+            state["closes"].append(e.errno)
+    raise Tick
+
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
+end = time.monotonic() + 2
+while time.monotonic() < end:  # on after a close: reads then raise ClosedError
+    try:
+        state["armed"] = True
+        h.read()
+        state["armed"] = False
+    except (Tick, shpmu.ClosedError):
+        state["armed"] = False
+signal.setitimer(signal.ITIMER_REAL, 0)
+ctx.close()
+assert state["raised"] > 100, state
+assert set(state["closes"]) <= {0, errno.EDEADLK}, state
+print("ok", state["raised"], state["closes"][:5])
+"""
+
+
+def test_exceptions_from_signal_handlers_leave_close_working() -> None:
+    """A signal handler that raises between a call's enter and leave, and
+    one that closes the context: close neither hangs nor frees under a
+    call."""
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-c", SIGNALS_DURING_READS], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0 and r.stdout.startswith("ok"), (r.stdout, r.stderr)

@@ -49,6 +49,11 @@ def shape(out: str) -> list[str]:
         ["-x", ";", "-G", "/", "-e", "page-faults", "--", "true"],
         ["-e", "cycles,task-clock", "--", "true"],
         ["--", "true"],
+        ["-v", "-a", "-e", "cpu-clock,task-clock", "--", "true"],
+        ["-x", ",", "-j", "-e", "task-clock", "--", "true"],
+        ["-j", "-x", ";", "-e", "task-clock", "--", "true"],
+        ["-C", " 0,", "-e", "cpu-clock", "--", "true"],
+        ["-x", ",", "-G", "/,", "-e", "page-faults", "--", "true"],
     ],
 )
 def test_same_output(args: list[str]) -> None:
@@ -70,6 +75,9 @@ def test_same_output(args: list[str]) -> None:
         ["-G", "/no/such", "--", "true"],
         ["-e", "{task-clock", "--", "true"],
         ["-I", "5", "--", "true"],
+        ["-I", "0", "--", "true"],
+        ["-C", "1-", "--", "true"],
+        ["--cgroup-id", "0", "--", "true"],
         [],
     ],
 )
@@ -180,3 +188,51 @@ def test_budget_and_per_thread_usage(args: list[str]) -> None:
     assert py.returncode == c.returncode, (py.stderr, c.stderr)
     assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
     assert shape(py.stderr) == shape(c.stderr), (py.stderr, c.stderr)
+
+
+def test_interval_rows_share_their_stamp() -> None:
+    py = py_stat(
+        "-I", "50", "-x", ",", "-e", "cpu-clock,context-switches", "-a", "--", "sleep", "0.2"
+    )
+    assert py.returncode == 0, py.stderr
+    stamps = [line.split(",")[0] for line in py.stdout.splitlines()]
+    assert len(stamps) >= 6 and stamps[0::2] == stamps[1::2], stamps
+
+
+def test_cgroup_by_id() -> None:
+    root_id = str(os.stat(_cgroup2()).st_ino)
+    args = ["-x", ",", "--cgroup-id", root_id, "-e", "page-faults", "--", "true"]
+    c, py = c_stat(*args), py_stat(*args)
+    assert py.returncode == c.returncode == 0, (py.stderr, c.stderr)
+    assert shape(py.stdout) == shape(c.stdout), (py.stdout, c.stdout)
+
+
+def _cgroup2() -> str:
+    from kernel import cgroup2_mount
+
+    mount = cgroup2_mount()
+    if mount is None:
+        pytest.skip("no cgroup2 mount")
+    return mount
+
+
+def test_a_signal_waits_for_the_command_as_shpmu_stat_does() -> None:
+    """SIGTERM to the counter alone: shpmu-stat keeps waiting for its
+    command and exits with its status; so must this."""
+    import signal
+
+    if STAT is None:
+        pytest.skip("shpmu-stat is not installed (set SHPMU_STAT)")
+    results = []
+    for cmd in ([STAT], [sys.executable, "-m", "shpmu", "stat"]):
+        p = subprocess.Popen(
+            [*cmd, "-e", "task-clock", "--", "sh", "-c", "sleep 0.5; exit 7"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(0.2)  # the work being measured: the command is running
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+        results.append((p.returncode, shape(out)))
+    assert results[0] == results[1] and results[0][0] == 7, results

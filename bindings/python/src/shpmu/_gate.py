@@ -9,36 +9,52 @@ import threading
 
 from .errors import ClosedError
 
+get_ident = threading.get_ident
+
 
 class Gate:
-    """enter() and leave() cost a list append and pop: those are atomic
-    in CPython, so a call takes no lock. shut() sets closed and then
-    waits, under the lock, until no call is inside; a call that leaves
-    after closed was set wakes it."""
+    """A call is an entry in a list, its thread's id: a list append and
+    remove are atomic in CPython, so a call takes no lock.
 
-    __slots__ = ("_lock", "_idle", "_inside", "closed")
+    Each call site writes the same lines, not a helper's: a signal
+    handler runs when a Python function starts, so an exception from
+    one could come between a helper's start and its remove and leave an
+    entry behind for good. Inline, the append is the first thing in the
+    caller's try and the remove the first in its finally::
+
+        me = get_ident()
+        try:
+            gate.inside.append(me)
+            if gate.closed:
+                raise ClosedError(op, "context")
+            ...  # the C call
+        finally:
+            try:
+                gate.inside.remove(me)
+            except ValueError:  # an exception came before the append
+                pass
+            if gate.closed:
+                gate.wake()
+
+    shut() sets closed and then waits, under the lock, until no call is
+    inside; a call that leaves after closed was set wakes it."""
+
+    __slots__ = ("_lock", "_idle", "inside", "closed")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._inside: list[None] = []
+        self.inside: list[int] = []
         self.closed = False
 
-    def enter(self, op: str) -> None:
-        """Lets a call in, or raises ClosedError; the caller calls
-        leave() once it is done with the context."""
-        self._inside.append(None)
-        # Checked after the append: a shut() that set closed before it
-        # either sees this call inside and waits, or this call backs out.
-        if self.closed:
-            self.leave()
-            raise ClosedError(op, "context")
+    def wake(self) -> None:
+        with self._lock:
+            self._idle.notify_all()
 
-    def leave(self) -> None:
-        self._inside.pop()
-        if self.closed:
-            with self._lock:
-                self._idle.notify_all()
+    def holds(self, me: int) -> bool:
+        """Whether thread me is inside a call: from a callback of the
+        library or a signal handler, which a close would wait for."""
+        return me in self.inside
 
     def shut(self, timeout: float | None = None) -> bool:
         """Turns later calls away (for good) and waits for those in
@@ -46,33 +62,4 @@ class Gate:
         whether none is inside."""
         with self._lock:
             self.closed = True
-            return self._idle.wait_for(lambda: not self._inside, timeout)
-
-
-# The gates of the contexts whose callbacks (the log, a list_events walk)
-# the running thread is inside: the library holds that context's locks
-# then, and this thread's call is inside its gate, so closing it from
-# there would wait for itself.
-_in_callback = threading.local()
-
-
-def inside_callback(gate: Gate) -> bool:
-    return gate in getattr(_in_callback, "gates", ())
-
-
-class CallbackScope:
-    """Marks the running thread as inside a callback of gate's context."""
-
-    __slots__ = ("_gate",)
-
-    def __init__(self, gate: Gate) -> None:
-        self._gate = gate
-
-    def __enter__(self) -> None:
-        gates = getattr(_in_callback, "gates", None)
-        if gates is None:
-            gates = _in_callback.gates = []
-        gates.append(self._gate)
-
-    def __exit__(self, *exc: object) -> None:
-        _in_callback.gates.pop()
+            return self._idle.wait_for(lambda: not self.inside, timeout)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import enum
+import errno
 
 from . import _clib
 
@@ -106,11 +107,18 @@ class Attr:
     def to_c(self, op: str) -> _clib.PerfEventAttr:
         """The attr in the library's form; TypeError or Error(EINVAL)
         for a field that is not a number of its width."""
-        from .errors import invalid
+        from .errors import Error, invalid
 
         out = _clib.PerfEventAttr()
         if self.encoded is not None:
-            ctypes.memmove(ctypes.addressof(out), self.encoded, _clib.ATTR_SIZE)
+            encoded = self.encoded
+            if not isinstance(encoded, bytes):
+                raise TypeError(f"{op}: Attr.encoded must be bytes")
+            # What a library built with newer headers wrote past the
+            # fields this binding knows must be zero (E2BIG otherwise).
+            if any(encoded[_clib.ATTR_SIZE :]):
+                raise Error(errno.E2BIG, op, "Attr.encoded sets fields this binding does not know")
+            ctypes.memmove(ctypes.addressof(out), encoded, min(len(encoded), _clib.ATTR_SIZE))
         for name, limit in _NUMBERS.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
@@ -124,8 +132,10 @@ class Attr:
         return out
 
     @classmethod
-    def from_c(cls, c: _clib.PerfEventAttr) -> Attr:
-        attr = cls(encoded=bytes(c))
+    def from_c(cls, c: _clib.PerfEventAttr, raw: bytes | None = None) -> Attr:
+        """The Attr of c; raw: the whole attr the library wrote, which
+        may be longer than c."""
+        attr = cls(encoded=raw if raw is not None else bytes(c))
         for name in _NUMBERS:
             setattr(attr, name, int(getattr(c, name)))
         for name in _FLAGS:

@@ -8,6 +8,7 @@ import ctypes
 import dataclasses
 import enum
 import errno
+import functools
 import os
 import threading
 import warnings
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _clib
-from ._gate import CallbackScope, Gate, inside_callback
+from ._gate import Gate, get_ident
 from .attr import Attr
 from .count import Counts
 from .errors import ClosedError, Error, invalid, make_error
@@ -141,34 +142,42 @@ def _free(pmu: int, gate: Gate, keep: object) -> None:
 
 class _LogSink:
     """What the library's log reaches: the caller's function, and the
-    last error it logged (the explanation of a failed new)."""
+    last error it logged (the explanation of a failed new). C holds the
+    thunk, which reaches the sink through a weak reference: a log
+    function that holds its context's owner would otherwise keep the
+    context alive through its own finalizer."""
 
-    def __init__(self, fn: LogFunction | None, gate: Gate) -> None:
+    def __init__(self, fn: LogFunction | None) -> None:
         self.fn = fn
-        self.gate = gate
         self.last_error = ""
-        self.c_fn = _clib.LogFn(self._call)
+        self.thunk = _clib.LogFn(functools.partial(_log_thunk, weakref.ref(self)))
 
-    def _call(self, level: int, msg: bytes | None, arg: object) -> None:
-        text = (msg or b"").decode("utf-8", "replace")
+    def say(self, level: int, text: str) -> None:
         if level == LogLevel.ERROR:
             self.last_error = text
         if self.fn is None:
             return
         try:
-            with CallbackScope(self.gate):
-                self.fn(LogLevel(min(max(level, 0), 3)), text)
+            self.fn(LogLevel(min(max(level, 0), 3)), text)
         except Exception as exc:  # noqa: BLE001 - must not reach C
             # An exception cannot unwind through the library's frames
             # (it holds its locks): the message is dropped, and said.
             try:
                 warnings.warn(
-                    f"shpmu: the log callback raised {exc!r}; " "its message was dropped",
+                    f"shpmu: the log callback raised {exc!r}; its message was dropped",
                     RuntimeWarning,
                     stacklevel=1,
                 )
             except Exception:  # noqa: BLE001 - warnings made errors
                 pass
+
+
+def _log_thunk(
+    sink_ref: Callable[[], _LogSink | None], level: int, msg: bytes | None, arg: object
+) -> None:
+    sink = sink_ref()
+    if sink is not None:
+        sink.say(level, (msg or b"").decode("utf-8", "replace"))
 
 
 class Context:
@@ -206,6 +215,9 @@ class Context:
         log: LogFunction | None = None,
     ) -> None:
         self._gate = Gate()
+        # How long close waits for calls in flight: the longest a call
+        # takes is a host-scope wait for the domain's lock.
+        self._close_wait = 30.0
         self._close_lock = threading.Lock()
         self._pmu: int = 0
         opts = _clib.Opts(sz=ctypes.sizeof(_clib.Opts))
@@ -222,30 +234,42 @@ class Context:
             if not 0 < ms < 1 << 32:
                 raise invalid("new", f"lock_timeout {lock_timeout} s out of range")
             opts.lock_timeout_ms = ms
+            self._close_wait = max(30.0, 2 * ms / 1000)
         if log is not None and not callable(log):
             raise TypeError("log must be callable")
-        self._sink = _LogSink(log, self._gate)
-        opts.log = self._sink.c_fn
+        self._sink = _LogSink(log)
+        opts.log = self._sink.thunk
         pmu = _lib.shpmu_new(ctypes.byref(opts))
         if not pmu:
             err = ctypes.get_errno() or errno.ENOMEM
             raise make_error(err, "new", self._sink.last_error)
         self._pmu = pmu
-        self._finalizer = weakref.finalize(self, _free, pmu, self._gate, self._sink)
+        self._finalizer = weakref.finalize(self, _free, pmu, self._gate, self._sink.thunk)
 
     # -- lifetime -------------------------------------------------------
 
     def close(self) -> None:
         """Closes every handle and kernel event and frees the context,
         once the calls in flight on it are done. Later calls raise
-        :class:`ClosedError`; closing again does nothing."""
-        if inside_callback(self._gate):
+        :class:`ClosedError`; closing again does nothing. From a thread
+        that is inside a call on this context (a log or list_events
+        callback, a signal handler) it raises Error(EDEADLK): that call
+        could not end while close waited for it."""
+        if self._gate.holds(get_ident()):
             raise Error(
                 errno.EDEADLK,
                 "close context",
-                "called from a callback of the library, which waits for it",
+                "called while this thread is inside a call on it (a callback or a signal handler)",
             )
-        self._gate.shut()
+        if not self._gate.shut(timeout=self._close_wait):
+            warnings.warn(
+                f"shpmu: calls still inside the context after {self._close_wait:.0f} s: "
+                "it is left unfreed (its fds close with the process)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self._finalizer.detach()
+            return
         self._finalizer()  # once: a second close finds it done
 
     @property
@@ -356,7 +380,7 @@ class Context:
         bytes, and says so in attr.size."""
         global _stride
         if _stride is None:
-            room = (ctypes.c_char * 4096)()
+            room = (ctypes.c_char * _ATTR_ROOM)()
             attr = ctypes.cast(room, ctypes.POINTER(_clib.PerfEventAttr))
             self._call(
                 "event attr",
@@ -380,14 +404,22 @@ class Context:
     def _open(self, op: str, fn: Any, *args: object) -> int:
         """fn(pmu, *args), a call that makes a handle: its number, or its
         error raised."""
-        self._gate.enter(op)
+        me, gate = get_ident(), self._gate
         try:
+            gate.inside.append(me)  # the gate's lines, inline (_gate.py)
+            if gate.closed:
+                raise ClosedError(op, "context")
             h = int(fn(self._pmu, *args))
             if h < 0:
                 raise self._fail(op, -1, h)
             return h
         finally:
-            self._gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
 
     _call = _open  # a call that makes no handle: its return, or its error
 
@@ -438,10 +470,13 @@ class Context:
         """
         op = f"event attr {name}"
         _check_name(op, name)
-        out = _clib.PerfEventAttr()
-        encoded = name.encode()
-        self._call(op, _lib.shpmu_event_attr, encoded, out)
-        return Attr.from_c(out)
+        # The library writes its own sizeof(struct perf_event_attr),
+        # which newer kernel headers make longer than PerfEventAttr.
+        room = (ctypes.c_char * _ATTR_ROOM)()
+        out = ctypes.cast(room, ctypes.POINTER(_clib.PerfEventAttr))
+        self._call(op, _lib.shpmu_event_attr, name.encode(), out)
+        size = min(max(int(out.contents.size), _clib.ATTR_SIZE), _ATTR_ROOM)
+        return Attr.from_c(out.contents, room.raw[:size])
 
     def list_events(
         self, callback: Callable[[str, str], object] | None = None
@@ -462,8 +497,7 @@ class Context:
                 found.append((n, d))
                 return 0
             try:
-                with CallbackScope(self._gate):
-                    return 1 if callback(n, d) is False else 0
+                return 1 if callback(n, d) is False else 0
             except BaseException as exc:  # noqa: BLE001 - raised below
                 raised.append(exc)
                 return 1
@@ -479,11 +513,19 @@ class Context:
     def _call_keep(self, op: str, fn: Any, *args: object) -> int:
         """fn(pmu, *args), whose return is not only an error (list_events
         gives the callback's)."""
-        self._gate.enter(op)
+        me, gate = get_ident(), self._gate
         try:
+            gate.inside.append(me)
+            if gate.closed:
+                raise ClosedError(op, "context")
             return int(fn(self._pmu, *args))
         finally:
-            self._gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
 
     def stats(self) -> Stats:
         """A consistent snapshot of the sharing statistics."""
@@ -549,6 +591,8 @@ class Context:
 
 
 _stride: int | None = None
+# Room for an attr the library writes: a page, the most it ever takes.
+_ATTR_ROOM = 4096
 
 
 def _attr_array(

@@ -24,9 +24,10 @@ class Error(OSError):
     text, ``op`` the call and what it was on, and ``explanation`` what the
     library says the error means and what to do about it (its
     ``shpmu_explain()``), or why the binding refused the call before it
-    reached C. An error also matches the built-in subclass of
-    :class:`OSError` for its errno: ``except FileNotFoundError`` catches
-    an unknown event name or cgroup.
+    reached C. ENOENT, EACCES and EPERM, ESRCH and ETIMEDOUT errors also
+    match Python's built-in exception for them (:class:`NotFoundError`
+    is a ``FileNotFoundError``, and so on): ``except FileNotFoundError``
+    catches an unknown event name or cgroup.
 
     >>> import shpmu
     >>> with shpmu.Context() as ctx:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import struct
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ _read = _lib.shpmu_read
 _read_many = _lib.shpmu_read_many
 _CCount = _clib.CCount
 _EBADF = -errno.EBADF
+_get_ident = threading.get_ident
 _new_tuple = tuple.__new__
 _unpack_count = struct.Struct("=QQQ").unpack_from
 
@@ -113,15 +115,23 @@ class Handle:
 
     def _call(self, op: str, fn: object, *args: object) -> None:
         gate = self._ctx._gate
-        gate.enter(op)
+        me = _get_ident()
         try:
+            gate.inside.append(me)  # the gate's lines, inline (_gate.py)
+            if gate.closed:
+                raise ClosedError(op, "context")
             if self._closed:
                 raise ClosedError(op, "handle")
             rc = fn(self._ctx._pmu, self._id, *args)  # type: ignore[operator]
             if rc < 0:
                 raise self._failed(op, rc)
         finally:
-            gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
 
     def enable(self) -> None:
         """Starts counting (a no-op on a handle that counts, except that
@@ -141,24 +151,39 @@ class Handle:
         """Closes the handle; its kernel event closes with its last
         handle. Closing again, or after the context, does nothing."""
         ctx = self._ctx
+        gate = ctx._gate
+        me = _get_ident()
         try:
-            ctx._gate.enter("close")
-        except ClosedError:
-            return  # the context closed it
-        try:
+            gate.inside.append(me)
+            if gate.closed:
+                return  # the context closed it
             # Under the lock that Batch() registers under: a batch made
             # at the same time is either marked here or sees the close.
             with ctx._close_lock:
                 if self._closed:
                     return
                 self._closed = True
-                for batch in list(self._batches or ()):
-                    batch._stale = True
+                self._mark_batches()
             rc = _lib.shpmu_close(ctx._pmu, self._id)
-            if rc < 0:
+            if rc < 0 and rc != _EBADF:
+                # Still open (EDEADLK from a log callback): say so, and
+                # let it be used and closed again.
+                with ctx._close_lock:
+                    self._closed = False
+                    self._mark_batches()
                 raise ctx._fail("close", -1, rc)
         finally:
-            ctx._gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
+
+    def _mark_batches(self) -> None:
+        """A batch is stale while any of its handles is closed."""
+        for batch in list(self._batches or ()):
+            batch._stale = any(h._closed for h in batch.handles)
 
     def read(self) -> Count:
         """The handle's count and times, summed over the CPUs it spans.
@@ -168,8 +193,11 @@ class Handle:
         # made from its bytes (half the cost of Count(a, b, c)).
         ctx = self._ctx
         gate = ctx._gate
-        gate.enter("read")
+        me = _get_ident()
         try:
+            gate.inside.append(me)
+            if gate.closed:
+                raise ClosedError("read", "context")
             if self._closed:
                 raise ClosedError("read", "handle")
             c = _CCount()
@@ -177,7 +205,12 @@ class Handle:
             if rc < 0:
                 raise self._failed("read", rc)
         finally:
-            gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
         return _new_tuple(Count, _unpack_count(c))
 
     def _read_into(self, op: str, fn: object, *args: object) -> Count:
@@ -299,8 +332,11 @@ class Batch:
             return out
         ctx = self.context
         gate = ctx._gate
-        gate.enter("read many")
+        me = _get_ident()
         try:
+            gate.inside.append(me)
+            if gate.closed:
+                raise ClosedError("read many", "context")
             if self._stale:
                 raise self._closed_error()
             rc = _read_many(ctx._pmu, self._ids, self._n, out._array)
@@ -309,7 +345,12 @@ class Batch:
                     raise self._closed_error()
                 raise ctx._fail("read many", -1, rc)
         finally:
-            gate.leave()
+            try:
+                gate.inside.remove(me)
+            except ValueError:
+                pass
+            if gate.closed:
+                gate.wake()
         return out
 
     def _closed_error(self) -> ClosedError:

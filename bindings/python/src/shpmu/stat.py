@@ -95,17 +95,49 @@ def parse_events(text: str) -> list[list[str]]:
     return units
 
 
+def _strtol(text: str, at: int) -> tuple[int | None, int]:
+    """C's strtol at text[at:]: blanks, a sign, digits; (None, at) where
+    no digit follows."""
+    i = at
+    while i < len(text) and text[i] in " \t\n\v\f\r":
+        i += 1
+    j = i + (i < len(text) and text[i] in "+-")
+    k = j
+    while k < len(text) and text[k].isdigit():
+        k += 1
+    if k == j:
+        return None, at
+    return int(text[i:k]), k
+
+
+def _atoi(text: str) -> int:
+    value, _ = _strtol(text, 0)
+    return value or 0
+
+
 def parse_cpus(text: str) -> list[int]:
-    """ "0,2-3": each CPU once, or the whole list is refused."""
+    """ "0,2-3": each CPU once, in range, or the whole list is refused,
+    as shpmu-stat parses it."""
     cpus: list[int] = []
-    for item in text.split(","):
-        lo, _, hi = item.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+    p = 0
+    while p < len(text):
+        lo, end = _strtol(text, p)
+        if lo is None or not 0 <= lo < MAX_CPUS:
             raise UsageError("bad CPU list")
-        first, last = int(lo), int(hi or lo)
-        if last < first or last >= MAX_CPUS:
+        hi: int | None = lo
+        if end < len(text) and text[end] == "-":
+            hi, end = _strtol(text, end + 1)
+            if hi is None or hi < lo or hi >= MAX_CPUS:
+                raise UsageError("bad CPU list")
+        assert hi is not None
+        cpus += [c for c in range(lo, hi + 1) if c not in cpus]
+        if end < len(text) and text[end] == ",":
+            end += 1
+        elif end < len(text):
             raise UsageError("bad CPU list")
-        cpus += [c for c in range(first, last + 1) if c not in cpus]
+        p = end
+    if not cpus:
+        raise UsageError("bad CPU list")
     return cpus
 
 
@@ -119,21 +151,18 @@ def parse_args(argv: Sequence[str]) -> Options:
     ap.add_argument("--cgroup-id", action="append", default=[])
     ap.add_argument("--per-thread", action="store_true")
     ap.add_argument("--budget", action="store_true")
-    ap.add_argument("-I", "--interval-print", type=int, default=0)
-    ap.add_argument("-x", "--field-separator")
-    ap.add_argument("-j", "--json", action="store_true")
+    ap.add_argument("-I", "--interval-print")
+    # The last of -x and -j says the format, as in shpmu-stat.
+    ap.add_argument("-x", "--field-separator", dest="format", type=lambda v: ("csv", v))
+    ap.add_argument("-j", "--json", dest="format", action="store_const", const=("json", None))
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("-l", "--list", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args(argv)
     o = Options(units=[u for e in a.event for u in parse_events(e)])
-    o.all_cpus, o.json_out, o.verbose, o.list_events = (
-        a.all_cpus,
-        a.json,
-        a.verbose,
-        a.list,
-    )
-    o.sep = a.field_separator
+    o.all_cpus, o.verbose, o.list_events = a.all_cpus, a.verbose, a.list
+    kind, sep = a.format or ("human", None)
+    o.json_out, o.sep = kind == "json", sep
     o.per_thread, o.budget = a.per_thread, a.budget
     o.command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if o.list_events:
@@ -144,10 +173,10 @@ def parse_args(argv: Sequence[str]) -> Options:
         o.pid = int(a.pid) if a.pid.isdigit() else 0
         if o.pid <= 0:  # 0 would name this process to the library
             raise UsageError(f"bad process id '{a.pid}'")
-    for g in ",".join(a.cgroup).split(",") if a.cgroup else []:
+    for g in [g for g in ",".join(a.cgroup).split(",") if g]:  # as strtok
         o.cgroups.append("" if g == "/" else g)  # perf's root cgroup
         o.cgroup_ids.append(0)
-    for g in ",".join(a.cgroup_id).split(",") if a.cgroup_id else []:
+    for g in [g for g in ",".join(a.cgroup_id).split(",") if g]:
         try:
             cid = int(g, 0)
         except ValueError:
@@ -156,9 +185,10 @@ def parse_args(argv: Sequence[str]) -> Options:
             raise UsageError(f"'{g}' is not a cgroup id")
         o.cgroups.append(g)
         o.cgroup_ids.append(cid)
-    if a.interval_print and a.interval_print < 10:
-        raise UsageError("-I needs at least 10 ms")
-    o.interval_ms = a.interval_print
+    if a.interval_print is not None:
+        o.interval_ms = _atoi(a.interval_print)
+        if o.interval_ms < 10:
+            raise UsageError("-I needs at least 10 ms")
     if o.budget and o.command:
         raise UsageError("--budget runs no command: it opens the events and prints the budget")
     if not (o.command or o.pid or o.all_cpus or o.cpus or o.cgroups or o.budget):
@@ -287,10 +317,6 @@ class Printer:
         self.out.flush()
 
 
-class _Stop(Exception):
-    """SIGINT or SIGTERM: stop counting and print what was counted."""
-
-
 class Stat:
     """One run: targets, a handle per unit and target, the rows."""
 
@@ -304,6 +330,7 @@ class Stat:
         self.unsupported = [False] * len(o.units)
         self.cgroup_names: list[str] = []
         self.previous: dict[tuple[int, int], tuple[Count, int]] = {}
+        self.fds_unshared = 0  # what the opens would take without sharing
 
     def _log(self, level: LogLevel, msg: str) -> None:
         if level <= LogLevel.ERROR and not self.quiet:
@@ -381,8 +408,8 @@ class Stat:
             raise UsageError(f"no such process: {pid}") from None
         for tid in tids:
             try:
-                with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                    comm = f.read().rstrip("\n")
+                with open(f"/proc/{pid}/task/{tid}/comm", "rb") as f:
+                    comm = f.read().rstrip(b"\n").decode("utf-8", "replace")
             except OSError:
                 continue  # exited since: no row
             if len(self.threads) == MAX_THREADS:
@@ -395,8 +422,8 @@ class Stat:
     @staticmethod
     def check_process(pid: int) -> None:
         try:
-            with open(f"/proc/{pid}/status") as f:
-                tgid = next(int(l.split()[1]) for l in f if l.startswith("Tgid:"))
+            with open(f"/proc/{pid}/status", "rb") as f:
+                tgid = next(int(l.split()[1]) for l in f if l.startswith(b"Tgid:"))
         except (OSError, StopIteration, ValueError):
             raise UsageError(f"no such process: {pid}") from None
         if tgid != pid:
@@ -433,6 +460,7 @@ class Stat:
                     self.unsupported[u] = t == 0 or self.unsupported[u]
                     continue
                 self.unsupported[u] = False
+                self.fds_unshared += len(unit) * _fds_alone(target)
             self.handles.append(row)
 
     def rows(self, per_interval: bool) -> list[Row]:
@@ -485,6 +513,20 @@ class Stat:
             thread = self.threads[r] if o.per_thread else None
             out.append(Row(events[ev], count, bound, cgroup, unsupported[ev], thread))
         return out
+
+
+def _fds_alone(t: Target) -> int:
+    """The fds a target's event takes without sharing: one per CPU it
+    spans, or for a process one per thread, as perf stat -p opens them."""
+    if isinstance(t, Process):
+        try:
+            with open(f"/proc/{t.pid}/status", "rb") as f:
+                return max(1, next(int(l.split()[1]) for l in f if l.startswith(b"Threads:")))
+        except (OSError, StopIteration, ValueError):
+            return 1
+    if isinstance(t, (Task, CPU)) or getattr(t, "cpu", None) is not None:
+        return 1
+    return os.sysconf("SC_NPROCESSORS_ONLN")
 
 
 def _budget(stat: Stat, out: TextIO) -> int:
@@ -549,8 +591,14 @@ def run(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
         return _count(stat, o, out)
 
 
+_stopped = False
+
+
 def _on_signal(signum: int, frame: object) -> None:
-    raise _Stop
+    """SIGINT, SIGTERM: as shpmu-stat, stop at the next point that looks
+    (a command is still waited for: ^C reaches it too)."""
+    global _stopped
+    _stopped = True
 
 
 def _count(stat: Stat, o: Options, out: TextIO) -> int:
@@ -574,7 +622,7 @@ def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
             child, go = _start_command(o.command)
         stat.build_targets(child)
         stat.open_all(bool(o.command) and not (o.pid or o.all_cpus or o.cpus or o.cgroups))
-    except (UsageError, Error, _Stop) as e:
+    except (UsageError, Error) as e:
         if isinstance(e, UsageError):
             print(f"{PROG}: {e}", file=sys.stderr)
         _kill(child, go)
@@ -585,13 +633,11 @@ def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
     if go >= 0:
         os.write(go, b"g")
         os.close(go)
-    try:
-        status = _wait(stat, printer, o, child, start)
-    except _Stop:
-        status = 0
+    status = _wait(stat, printer, o, child, start)
     if not o.interval_ms:
+        ts = time.monotonic() - start
         for r in stat.rows(False):
-            printer.row(r, time.monotonic() - start)
+            printer.row(r, ts)
     printer.footer(time.monotonic() - start)
     st = stat.ctx.stats()
     if st.switches_unseen:
@@ -606,28 +652,34 @@ def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
         print(
             f"{PROG}: {st.handles} handle{'s' * (st.handles != 1)} on "
             f"{st.kernel_events} kernel event{'s' * (st.kernel_events != 1)}, "
-            f"{st.kernel_fds} fd{'s' * (st.kernel_fds != 1)}",
+            f"{st.kernel_fds} fd{'s' * (st.kernel_fds != 1)} (without sharing: "
+            f"{stat.fds_unshared} fd{'s' * (stat.fds_unshared != 1)})",
             file=sys.stderr,
         )
     return os.waitstatus_to_exitcode(status) if status and os.WIFEXITED(status) else 0
 
 
 def _wait(stat: Stat, printer: Printer, o: Options, child: int, start: float) -> int:
-    """Waits for the command (or a signal), printing every interval;
-    gives the command's wait status."""
+    """Waits for the command (or with none, a signal), printing every
+    interval; gives the command's wait status (0 where there is none)."""
     deadline = time.monotonic()
     while True:
         if child > 0:
+            # Retried after a signal's handler (PEP 475), as
+            # shpmu-stat's SA_RESTART waitpid is.
             pid, status = os.waitpid(child, os.WNOHANG if o.interval_ms else 0)
             if pid == child:
                 return status
+        if _stopped:
+            return 0
         if not o.interval_ms:
             signal.pause()
             continue
         deadline += o.interval_ms / 1000
         time.sleep(max(0.0, deadline - time.monotonic()))
+        ts = time.monotonic() - start
         for r in stat.rows(True):
-            printer.row(r, time.monotonic() - start)
+            printer.row(r, ts)
         printer.out.flush()
 
 
