@@ -308,10 +308,15 @@ def check_comings_and_goings(mount):
     cgroup = os.path.join(mount, f"shpmu-collectd-later-{os.getpid()}")
     rel = "/" + os.path.relpath(cgroup, mount)
     comm = f"shpmuproc{os.getpid() % 100000}"
+    fixed = subprocess.Popen(["sleep", "60"])  # a Process by pid
     blocks = f'''  <Instance "sharing">
     Events "task-clock" "context-switches"
     Cgroup "{rel}"
     ProcessName "{comm}"
+  </Instance>
+  <Instance "pid">
+    Events "task-clock"
+    Process {fixed.pid}
   </Instance>'''
     cg_said = f'Cgroup "{rel}"'
     proc_said = f'ProcessName "{comm}"'
@@ -358,8 +363,16 @@ def check_comings_and_goings(mount):
             os.rmdir(cgroup)
             check(cd.wait_said(f"{cg_said} is gone"),
                   "later: the cgroup's removal was seen")
+            check(cd.last("pid", "derive", "task-clock") is not None,
+                  "later: the Process by pid was counted")
+            fixed.kill()
+            fixed.wait()
+            check(cd.wait_said(f'Process {fixed.pid} is gone: task-clock '
+                               'dropped\n'),
+                  "later: the Process's end was seen, and it is not "
+                  "waited for")
         finally:
-            for p in procs:
+            for p in procs + [fixed]:
                 p.kill()
                 p.wait()
             if os.path.isdir(cgroup):

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +161,11 @@ static pid_t find_process(const char *name)
 }
 
 /* A process's start time in clock ticks (field 22 of /proc/PID/stat,
- * after the name, which may hold spaces and ')'), or 0 once it is gone:
- * a pid given to a later process comes with a later start. */
-static unsigned long long start_time(pid_t pid)
+ * after the name, which may hold spaces and ')'): false once it is gone.
+ * A pid given to a later process comes with a later start. */
+static bool start_time(pid_t pid, unsigned long long *t)
 {
 	char path[64], buf[1024];
-	unsigned long long t = 0;
 	const char *p;
 	ssize_t n;
 	int fd;
@@ -175,19 +173,28 @@ static unsigned long long start_time(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return false;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	/* state and 18 more fields come before it */
 	for (int field = 0; p && field < 20; field++)
 		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
+	if (!p)
+		return false;
+	*t = strtoull(p + 1, NULL, 10);
+	return true;
+}
+
+/* Whether the process opened as (pid, t) is still the one there. */
+static bool same_process(pid_t pid, unsigned long long t)
+{
+	unsigned long long now;
+
+	return start_time(pid, &now) && now == t;
 }
 
 /* A target as it is now, looked up once a read for all its events'
@@ -219,32 +226,44 @@ static int cgroup_lookup(const struct counters *c, const char *below_root,
 	return shpmu_cgroup_id(c->pmu, below_root, id);
 }
 
-/* Whether any of the target's series is closed (looks for its process). */
-static bool target_needs_open(const struct counters *c, size_t target)
+/* An open series of the target, or NULL. */
+static const struct series *open_series_of(const struct counters *c,
+					   size_t target)
 {
 	const struct series *s = &c->series[target * c->settings->nevents];
 
 	for (size_t e = 0; e < c->settings->nevents; e++)
-		if (s[e].h < 0)
-			return true;
-	return false;
+		if (s[e].h >= 0)
+			return &s[e];
+	return NULL;
 }
 
 static void look_up_target(struct counters *c, size_t target,
 			   struct target_now *now)
 {
 	const struct where *w = c->series[target * c->settings->nevents].where;
+	const struct series *open;
 
 	*now = (struct target_now){0};
 	if (w->kind == WHERE_CGROUP) {
 		now->err =
 			cgroup_lookup(c, c->cgroups[target], &now->cgroup_id);
-	} else if (w->kind == WHERE_PROCESS_NAME &&
-		   target_needs_open(c, target)) {
-		/* /proc is walked only while a series waits for it */
+	} else if (w->kind == WHERE_PROCESS) {
+		now->pid = w->pid;
+		if (!start_time(w->pid, &now->start_time))
+			now->err = -ESRCH;
+	} else if (w->kind == WHERE_PROCESS_NAME) {
+		/* While one of its series counts a process, the others
+		 * open on that one (its end is seen by its start time);
+		 * /proc is walked only when none does. */
+		open = open_series_of(c, target);
+		if (open) {
+			now->pid = open->pid;
+			now->start_time = open->start_time;
+			return;
+		}
 		now->pid = find_process(w->text);
-		now->start_time = now->pid > 0 ? start_time(now->pid) : 0;
-		if (!now->start_time)
+		if (now->pid <= 0 || !start_time(now->pid, &now->start_time))
 			now->err = -ENOENT;
 	}
 }
@@ -444,7 +463,8 @@ int counters_open(struct counters *c, struct shpmu *pmu,
 
 /* Whether s's target went away since it was opened: a cgroup removed (or
  * removed and made again: another id), a process gone (or its pid given
- * to another). A cgroup whose lookup failed otherwise (out of fds, say)
+ * to another: a Process's series then stops, it does not follow the
+ * pid). A cgroup whose lookup failed otherwise (out of fds, say)
  * is not taken for gone: its series reads on. */
 static bool target_gone(const struct series *s, const struct target_now *now)
 {
@@ -454,9 +474,8 @@ static bool target_gone(const struct series *s, const struct target_now *now)
 			return now->err == -ENOENT || now->err == -ENOTDIR;
 		return now->cgroup_id != s->cgroup_id;
 	case WHERE_PROCESS:
-		return kill(s->where->pid, 0) && errno == ESRCH;
 	case WHERE_PROCESS_NAME:
-		return start_time(s->pid) != s->start_time;
+		return !same_process(s->pid, s->start_time);
 	default:
 		return false;
 	}

@@ -6,6 +6,7 @@ call reaches a freed context."""
 from __future__ import annotations
 
 import threading
+import time
 
 from .errors import ClosedError
 
@@ -60,6 +61,15 @@ class Gate:
         """Turns later calls away (for good) and waits for those in
         flight, at most timeout seconds (None: as long as they take);
         whether none is inside."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self.closed = True
-            return self._idle.wait_for(lambda: not self.inside, timeout)
+            # Waits in steps and looks again: a signal handler's
+            # exception between a call's remove and its wake() would
+            # lose the wake-up.
+            while self.inside:
+                left = 0.05 if deadline is None else deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(min(left, 0.05))
+            return True

@@ -630,14 +630,24 @@ def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
     printer = Printer(o, out)
     printer.header(o.command)
     start = time.monotonic()
-    if go >= 0:
-        os.write(go, b"g")
-        os.close(go)
-    status = _wait(stat, printer, o, child, start)
-    if not o.interval_ms:
-        ts = time.monotonic() - start
-        for r in stat.rows(False):
-            printer.row(r, ts)
+    try:
+        if go >= 0:
+            os.write(go, b"g")
+            os.close(go)
+            go = -1
+        reaped = _wait(stat, printer, o, child, start)
+        if reaped is not None:
+            status, child = reaped, 0
+        if not o.interval_ms:
+            ts = time.monotonic() - start
+            for r in stat.rows(False):
+                printer.row(r, ts)
+    except (Error, OSError) as e:
+        # A failed read (or the command gone before its go): as
+        # shpmu-stat, the command is killed and reaped, and 1 returned.
+        print(f"{PROG}: {e.strerror}", file=sys.stderr)
+        _kill(child, go)
+        return 1
     printer.footer(time.monotonic() - start)
     st = stat.ctx.stats()
     if st.switches_unseen:
@@ -659,9 +669,10 @@ def _count_until_done(stat: Stat, o: Options, out: TextIO) -> int:
     return os.waitstatus_to_exitcode(status) if status and os.WIFEXITED(status) else 0
 
 
-def _wait(stat: Stat, printer: Printer, o: Options, child: int, start: float) -> int:
+def _wait(stat: Stat, printer: Printer, o: Options, child: int, start: float) -> int | None:
     """Waits for the command (or with none, a signal), printing every
-    interval; gives the command's wait status (0 where there is none)."""
+    interval; gives the command's wait status once it is reaped, None
+    where it was not (none, or a signal stopped the intervals)."""
     deadline = time.monotonic()
     while True:
         if child > 0:
@@ -671,7 +682,7 @@ def _wait(stat: Stat, printer: Printer, o: Options, child: int, start: float) ->
             if pid == child:
                 return status
         if _stopped:
-            return 0
+            return None
         if not o.interval_ms:
             signal.pause()
             continue
