@@ -502,30 +502,11 @@ class Context:
                 raised.append(exc)
                 return 1
 
-        c_each = _clib.EventFn(each)
-        rc = self._call_keep("list events", _lib.shpmu_list_events, c_each, None)
+        # The walk gives the callback's 1 where it stopped: not an error.
+        self._call("list events", _lib.shpmu_list_events, _clib.EventFn(each), None)
         if raised:
             raise raised[0]
-        if rc < 0:
-            raise make_error(-rc, "list events")
         return found
-
-    def _call_keep(self, op: str, fn: Any, *args: object) -> int:
-        """fn(pmu, *args), whose return is not only an error (list_events
-        gives the callback's)."""
-        me, gate = get_ident(), self._gate
-        try:
-            gate.inside.append(me)
-            if gate.closed:
-                raise ClosedError(op, "context")
-            return int(fn(self._pmu, *args))
-        finally:
-            try:
-                gate.inside.remove(me)
-            except ValueError:
-                pass
-            if gate.closed:
-                gate.wake()
 
     def stats(self) -> Stats:
         """A consistent snapshot of the sharing statistics."""
